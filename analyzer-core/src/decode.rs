@@ -1,0 +1,396 @@
+//! Push decoders: bytes in, [`IoEvent`]s out, in whatever chunk sizes the caller has.
+//!
+//! Every trace format has a decoder that implements [`Decoder`]. The native CLI feeds it from a
+//! `Read` loop; the browser's worker feeds it `File.slice()` chunks. Both get identical results
+//! whatever the chunking (every decoder is tested with 1- and 7-byte chunks against one-shot
+//! decoding).
+//!
+//! Protocol:
+//! 1. `push(bytes)` appends input.
+//! 2. `next_event()` returns `Ok(Some(event))` while complete records are buffered and
+//!    `Ok(None)` when it needs more input (or, after `finish`, when the input is exhausted).
+//! 3. `finish()` says no more input will come; decoders then drain the rest and report a
+//!    truncated tail in [`Diagnostics`].
+//!
+//! Recoverable bad records (an unparsable line, a record with an impossible field) are skipped
+//! and counted in [`Diagnostics`]. `Err` is for input that cannot be this format at all or that
+//! cannot continue (bad magic, unsupported version); after an `Err` the decoder yields nothing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{IoEvent, TraceHeader};
+
+/// How many skip reasons [`Diagnostics`] keeps verbatim.
+pub const MAX_REASONS: usize = 8;
+
+/// The longest text line any text decoder buffers. Longer lines are skipped as bad records
+/// without being buffered, so a file with no newline costs bounded memory.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// A fatal decoding error. Carries the format, where in the input, and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum DecodeError {
+    #[error("{format}: at byte {offset}: {message}")]
+    AtByte { format: String, offset: u64, message: String },
+    #[error("{format}: line {line}: {message}")]
+    AtLine { format: String, line: u64, message: String },
+    #[error("{format}: {message}")]
+    Other { format: String, message: String },
+}
+
+impl DecodeError {
+    pub fn at_byte(format: &str, offset: u64, message: impl Into<String>) -> DecodeError {
+        DecodeError::AtByte { format: format.to_owned(), offset, message: message.into() }
+    }
+
+    pub fn at_line(format: &str, line: u64, message: impl Into<String>) -> DecodeError {
+        DecodeError::AtLine { format: format.to_owned(), line, message: message.into() }
+    }
+
+    pub fn other(format: &str, message: impl Into<String>) -> DecodeError {
+        DecodeError::Other { format: format.to_owned(), message: message.into() }
+    }
+}
+
+/// What a decoder skipped or noticed without failing.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostics {
+    /// Records skipped as unparsable.
+    pub skipped_records: u64,
+    /// The first [`MAX_REASONS`] reasons, each naming the line or byte offset.
+    pub reasons: Vec<String>,
+    /// Records deliberately ignored because they are not requests (blktrace's non-action events,
+    /// comment lines, completions used only for latency). Not an error.
+    pub ignored_records: u64,
+    /// Bytes at the end of the input that did not form a complete record (a file cut off
+    /// mid-write).
+    pub truncated_tail_bytes: u64,
+}
+
+impl Diagnostics {
+    /// Counts one skipped record and keeps its reason if there is room.
+    pub fn skip(&mut self, reason: impl FnOnce() -> String) {
+        self.skipped_records += 1;
+        if self.reasons.len() < MAX_REASONS {
+            self.reasons.push(reason());
+        }
+    }
+
+    /// Adds another decoder's diagnostics (several input files make one trace).
+    pub fn merge(&mut self, other: &Diagnostics) {
+        self.skipped_records += other.skipped_records;
+        self.ignored_records += other.ignored_records;
+        self.truncated_tail_bytes += other.truncated_tail_bytes;
+        for r in &other.reasons {
+            if self.reasons.len() < MAX_REASONS {
+                self.reasons.push(r.clone());
+            }
+        }
+    }
+}
+
+/// Options that change how some formats are read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecodeOptions {
+    /// Which blktrace action counts as "the request": issue (`D`, the default) or queue (`Q`).
+    pub action: Action,
+    /// Column mapping for the generic CSV format, as `name=index` pairs separated by commas, for
+    /// example `time=0,offset=2,len=3,op=1`; see `decode::generic_csv`.
+    pub csv_columns: Option<String>,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions { action: Action::Issue, csv_columns: None }
+    }
+}
+
+/// The blktrace action that counts as the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Action {
+    /// `D`: the request was issued to the driver (what the device saw).
+    Issue,
+    /// `Q`: the request was queued by the block layer (what the application asked for).
+    Queue,
+}
+
+impl Action {
+    pub fn from_name(name: &str) -> Option<Action> {
+        match name {
+            "D" | "d" | "issue" => Some(Action::Issue),
+            "Q" | "q" | "queue" => Some(Action::Queue),
+            _ => None,
+        }
+    }
+}
+
+/// A push decoder for one trace format. See the module documentation for the protocol.
+pub trait Decoder {
+    /// Appends input bytes.
+    fn push(&mut self, bytes: &[u8]);
+
+    /// Returns the next complete event, `Ok(None)` when more input is needed (or, after
+    /// [`Decoder::finish`], when there is nothing left).
+    fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError>;
+
+    /// Signals the end of input. Events still buffered remain available from `next_event`.
+    fn finish(&mut self);
+
+    /// The header as known so far. Text formats discover devices as they go; the header is
+    /// complete once `next_event` has returned `Ok(None)` after `finish`.
+    fn header(&self) -> &TraceHeader;
+
+    fn diagnostics(&self) -> &Diagnostics;
+}
+
+impl<D: Decoder + ?Sized> Decoder for Box<D> {
+    fn push(&mut self, bytes: &[u8]) {
+        (**self).push(bytes)
+    }
+    fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
+        (**self).next_event()
+    }
+    fn finish(&mut self) {
+        (**self).finish()
+    }
+    fn header(&self) -> &TraceHeader {
+        (**self).header()
+    }
+    fn diagnostics(&self) -> &Diagnostics {
+        (**self).diagnostics()
+    }
+}
+
+/// Everything a decoder produced from a whole input: for tests and small inputs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Decoded {
+    pub header: TraceHeader,
+    pub events: Vec<IoEvent>,
+    pub diagnostics: Diagnostics,
+}
+
+/// Feeds `input` to `decoder` in chunks of `chunk_bytes` and collects everything it produces.
+/// Used by tests (1- and 7-byte chunks must equal one-shot decoding) and small inputs.
+pub fn decode_chunked(
+    mut decoder: impl Decoder,
+    input: &[u8],
+    chunk_bytes: usize,
+) -> Result<Decoded, DecodeError> {
+    let mut events = Vec::new();
+    for chunk in input.chunks(chunk_bytes.max(1)) {
+        decoder.push(chunk);
+        while let Some(e) = decoder.next_event()? {
+            events.push(e);
+        }
+    }
+    decoder.finish();
+    while let Some(e) = decoder.next_event()? {
+        events.push(e);
+    }
+    Ok(Decoded {
+        header: decoder.header().clone(),
+        events,
+        diagnostics: decoder.diagnostics().clone(),
+    })
+}
+
+/// Splits pushed bytes into lines with bounded memory, for the text decoders.
+///
+/// Lines end at `\n`; a trailing `\r` is removed. A line longer than [`MAX_LINE_BYTES`] is not
+/// buffered: it is reported once by [`LineBuffer::next_line`] as [`Line::TooLong`] and its bytes
+/// are dropped up to the next newline.
+#[derive(Debug, Default)]
+pub struct LineBuffer {
+    buf: Vec<u8>,
+    /// Read position within `buf`; consumed bytes are compacted away lazily.
+    pos: usize,
+    /// 1-based number of the next line to be returned.
+    line_no: u64,
+    /// Byte offset in the whole input of `buf[0]`.
+    base_offset: u64,
+    /// We are inside an over-long line and drop bytes until the next newline.
+    discarding: bool,
+    finished: bool,
+}
+
+/// One line from a [`LineBuffer`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    Text { line_no: u64, offset: u64, text: &'a [u8] },
+    TooLong { line_no: u64, offset: u64 },
+}
+
+impl LineBuffer {
+    pub fn new() -> LineBuffer {
+        LineBuffer { line_no: 1, ..LineBuffer::default() }
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.pos > 0 && self.pos >= self.buf.len() / 2 {
+            self.base_offset += self.pos as u64;
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        if self.discarding {
+            match bytes.iter().position(|&b| b == b'\n') {
+                None => {
+                    self.base_offset += bytes.len() as u64;
+                    return;
+                }
+                Some(nl) => {
+                    self.discarding = false;
+                    self.line_no += 1;
+                    // The dropped bytes are accounted as consumed.
+                    self.base_offset += (nl + 1) as u64;
+                    self.buf.extend_from_slice(&bytes[nl + 1..]);
+                    return;
+                }
+            }
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    pub fn finish(&mut self) {
+        self.finished = true;
+    }
+
+    /// Bytes buffered but not yet returned (a partial last line).
+    pub fn pending_bytes(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Returns the next line, or `None` when no complete line is buffered. After
+    /// [`LineBuffer::finish`], a last line without a newline is returned too.
+    pub fn next_line(&mut self) -> Option<Line<'_>> {
+        if self.discarding {
+            return None;
+        }
+        let rest = &self.buf[self.pos..];
+        let offset = self.base_offset + self.pos as u64;
+        let line_no = self.line_no;
+        match rest.iter().position(|&b| b == b'\n') {
+            Some(nl) if nl <= MAX_LINE_BYTES => {
+                let start = self.pos;
+                self.pos += nl + 1;
+                self.line_no += 1;
+                let mut text = &self.buf[start..start + nl];
+                if let [head @ .., b'\r'] = text {
+                    text = head;
+                }
+                Some(Line::Text { line_no, offset, text })
+            }
+            Some(nl) => {
+                self.pos += nl + 1;
+                self.line_no += 1;
+                Some(Line::TooLong { line_no, offset })
+            }
+            None if rest.len() > MAX_LINE_BYTES => {
+                // Drop what we have and everything up to the next newline.
+                self.base_offset += self.buf.len() as u64;
+                self.buf.clear();
+                self.pos = 0;
+                self.discarding = !self.finished;
+                if self.finished {
+                    self.line_no += 1;
+                }
+                Some(Line::TooLong { line_no, offset })
+            }
+            None if self.finished && !rest.is_empty() => {
+                let start = self.pos;
+                self.pos = self.buf.len();
+                self.line_no += 1;
+                let mut text = &self.buf[start..];
+                if let [head @ .., b'\r'] = text {
+                    text = head;
+                }
+                Some(Line::Text { line_no, offset, text })
+            }
+            None => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], chunk: usize) -> Vec<String> {
+        let mut lb = LineBuffer::new();
+        let mut out = Vec::new();
+        let mut take = |lb: &mut LineBuffer| {
+            while let Some(l) = lb.next_line() {
+                out.push(match l {
+                    Line::Text { line_no, offset, text } => {
+                        format!("{line_no}@{offset}:{}", String::from_utf8_lossy(text))
+                    }
+                    Line::TooLong { line_no, offset } => format!("{line_no}@{offset}:TOO LONG"),
+                });
+            }
+        };
+        for c in input.chunks(chunk) {
+            lb.push(c);
+            take(&mut lb);
+        }
+        lb.finish();
+        take(&mut lb);
+        out
+    }
+
+    #[test]
+    fn line_buffer_is_chunking_independent() {
+        let mut input = b"a,b\r\nccc\n\nlast".to_vec();
+        let long = vec![b'x'; MAX_LINE_BYTES + 10];
+        input.extend_from_slice(b"\n");
+        input.extend_from_slice(&long);
+        input.extend_from_slice(b"\nafter\n");
+        let one_shot = lines(&input, input.len());
+        assert_eq!(one_shot[0], "1@0:a,b");
+        assert_eq!(one_shot[1], "2@5:ccc");
+        assert_eq!(one_shot[2], "3@9:");
+        assert_eq!(one_shot[3], "4@10:last");
+        assert_eq!(one_shot[4], "5@15:TOO LONG");
+        assert_eq!(one_shot[5], format!("6@{}:after", 15 + MAX_LINE_BYTES + 11));
+        for chunk in [1, 7, 4096, 70_000] {
+            assert_eq!(lines(&input, chunk), one_shot, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn unterminated_huge_input_stays_bounded() {
+        let mut lb = LineBuffer::new();
+        let block = vec![b'y'; 1 << 20];
+        let mut too_long = 0;
+        for _ in 0..64 {
+            lb.push(&block);
+            while let Some(l) = lb.next_line() {
+                assert!(matches!(l, Line::TooLong { .. }));
+                too_long += 1;
+            }
+            assert!(lb.pending_bytes() <= MAX_LINE_BYTES + (1 << 20));
+        }
+        lb.finish();
+        assert!(lb.next_line().is_none());
+        assert_eq!(too_long, 1);
+    }
+}
+
+/// A decoder that reads several inputs at once and merges them into one time-ordered stream:
+/// blktrace's per-CPU files (whose completions are often on another CPU than their issues), or
+/// several traces of one host. Single-input decoders are wrapped by [`merge::Merge`].
+///
+/// Driving protocol: call [`MultiDecoder::next_event`] until it returns `Ok(None)`; then, if
+/// [`MultiDecoder::wants`] names an input, push more bytes of that input (or call
+/// [`MultiDecoder::finish_input`] at its end) and repeat. When `wants` is `None` after `Ok(None)`,
+/// the merged stream is complete.
+pub trait MultiDecoder {
+    fn push(&mut self, input: usize, bytes: &[u8]);
+    fn finish_input(&mut self, input: usize);
+    fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError>;
+    /// The input whose buffered data ran out and that is not finished, if any.
+    fn wants(&self) -> Option<usize>;
+    fn header(&self) -> &TraceHeader;
+    fn diagnostics(&self) -> &Diagnostics;
+}
+
+pub mod merge;

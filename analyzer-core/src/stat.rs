@@ -1,0 +1,327 @@
+//! `stat`: the first look at a trace. Counts by op, bytes, footprint, duration, request sizes and
+//! the sequential fraction, in one streaming pass with bounded memory.
+
+use serde::{Deserialize, Serialize};
+
+use crate::decode::Diagnostics;
+use crate::event::{IoEvent, Op, TraceHeader};
+use crate::hash::{block_key, mix64, IntSet};
+
+/// Block size for the footprint, as the issue and the users count it.
+pub const FOOTPRINT_BLOCK_BYTES: u64 = 4096;
+
+/// Distinct blocks tracked exactly before the footprint switches to spatial sampling.
+pub const FOOTPRINT_EXACT_LIMIT: usize = 1 << 22;
+
+/// Request-size histogram bucket upper bounds (inclusive), powers of two from 512 B to 4 MiB; a
+/// last bucket takes everything larger.
+pub const SIZE_BUCKETS_BYTES: [u64; 14] = [
+    512,
+    1 << 10,
+    2 << 10,
+    4 << 10,
+    8 << 10,
+    16 << 10,
+    32 << 10,
+    64 << 10,
+    128 << 10,
+    256 << 10,
+    512 << 10,
+    1 << 20,
+    2 << 20,
+    4 << 20,
+];
+
+/// How many concurrent sequential streams per device the detector follows.
+const STREAMS_PER_DEVICE: usize = 32;
+
+/// The result of `stat`. Field names and meanings are stable: `blocksight stat --json` prints
+/// this struct, documented in docs/json.md.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatSummary {
+    pub source_format: String,
+    pub devices: Vec<String>,
+    pub events: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub discards: u64,
+    pub flushes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub discard_bytes: u64,
+    /// Distinct 4 KiB blocks touched by reads, writes and discards, over all devices.
+    pub footprint_blocks: u64,
+    pub footprint_bytes: u64,
+    /// False when the trace touched more than [`FOOTPRINT_EXACT_LIMIT`] blocks and the footprint
+    /// was estimated by spatial sampling (error about 1%).
+    pub footprint_exact: bool,
+    pub first_time_nanos: Option<u64>,
+    pub last_time_nanos: Option<u64>,
+    pub duration_nanos: u64,
+    /// Mean requests per second over the duration (0 for a trace shorter than a microsecond).
+    pub iops: f64,
+    pub read_mib_per_sec: f64,
+    pub write_mib_per_sec: f64,
+    pub mean_request_bytes: f64,
+    pub size_histogram: Vec<SizeBucket>,
+    /// Share of reads and writes that continue a recent sequential stream on their device.
+    pub sequential_fraction: f64,
+    /// Requests whose completion (and so latency) the trace has.
+    pub events_with_latency: u64,
+    pub dropped_events: u64,
+    pub sampling_rate: Option<f64>,
+    pub skipped_records: u64,
+    pub skip_reasons: Vec<String>,
+    pub truncated_tail_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SizeBucket {
+    /// Smallest request size in the bucket (bytes, inclusive).
+    pub min_bytes: u64,
+    /// Largest request size in the bucket (bytes, inclusive); `None` for the open last bucket.
+    pub max_bytes: Option<u64>,
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+}
+
+/// Streaming accumulator for [`StatSummary`].
+#[derive(Debug)]
+pub struct Stat {
+    counts: [u64; 4],
+    bytes: [u64; 4],
+    first_time_nanos: Option<u64>,
+    last_time_nanos: Option<u64>,
+    size_buckets: Vec<SizeBucket>,
+    footprint: Footprint,
+    streams: Vec<[u64; STREAMS_PER_DEVICE]>,
+    stream_cursor: Vec<usize>,
+    sequential: u64,
+    data_requests: u64,
+    with_latency: u64,
+}
+
+impl Default for Stat {
+    fn default() -> Self {
+        Stat::new()
+    }
+}
+
+impl Stat {
+    pub fn new() -> Stat {
+        let mut size_buckets = Vec::with_capacity(SIZE_BUCKETS_BYTES.len() + 1);
+        let mut min = 0;
+        for &max in &SIZE_BUCKETS_BYTES {
+            size_buckets.push(SizeBucket { min_bytes: min, max_bytes: Some(max), ..Default::default() });
+            min = max + 1;
+        }
+        size_buckets.push(SizeBucket { min_bytes: min, max_bytes: None, ..Default::default() });
+        Stat {
+            counts: [0; 4],
+            bytes: [0; 4],
+            first_time_nanos: None,
+            last_time_nanos: None,
+            size_buckets,
+            footprint: Footprint::new(FOOTPRINT_EXACT_LIMIT),
+            streams: Vec::new(),
+            stream_cursor: Vec::new(),
+            sequential: 0,
+            data_requests: 0,
+            with_latency: 0,
+        }
+    }
+
+    pub fn observe(&mut self, e: &IoEvent) {
+        let op = e.op.index();
+        self.counts[op] += 1;
+        self.bytes[op] += u64::from(e.len_bytes);
+        self.first_time_nanos = Some(self.first_time_nanos.map_or(e.time_nanos, |t| t.min(e.time_nanos)));
+        self.last_time_nanos = Some(self.last_time_nanos.map_or(e.time_nanos, |t| t.max(e.time_nanos)));
+        if e.latency_nanos.is_some() {
+            self.with_latency += 1;
+        }
+        if e.op == Op::Flush {
+            return;
+        }
+        let len = u64::from(e.len_bytes);
+        let bucket = SIZE_BUCKETS_BYTES.iter().position(|&max| len <= max).unwrap_or(SIZE_BUCKETS_BYTES.len());
+        let b = &mut self.size_buckets[bucket];
+        match e.op {
+            Op::Read => b.reads += 1,
+            Op::Write => b.writes += 1,
+            _ => b.other += 1,
+        }
+        for block in e.block_range(FOOTPRINT_BLOCK_BYTES) {
+            self.footprint.insert(block_key(e.device, block));
+        }
+        if matches!(e.op, Op::Read | Op::Write) {
+            self.data_requests += 1;
+            if self.continues_stream(e) {
+                self.sequential += 1;
+            }
+        }
+    }
+
+    /// A request is sequential when it starts exactly where one of the device's recently seen
+    /// requests ended. Following many streams at once recognises interleaved sequential readers
+    /// (several table scans, a backup beside OLTP) that a single "last end" would miss.
+    fn continues_stream(&mut self, e: &IoEvent) -> bool {
+        let dev = e.device as usize;
+        if dev >= self.streams.len() {
+            if dev > 4096 {
+                return false;
+            }
+            self.streams.resize(dev + 1, [u64::MAX; STREAMS_PER_DEVICE]);
+            self.stream_cursor.resize(dev + 1, 0);
+        }
+        let ends = &mut self.streams[dev];
+        let end = e.end_bytes();
+        if let Some(slot) = ends.iter().position(|&x| x == e.offset_bytes) {
+            ends[slot] = end;
+            true
+        } else {
+            let c = &mut self.stream_cursor[dev];
+            ends[*c] = end;
+            *c = (*c + 1) % STREAMS_PER_DEVICE;
+            false
+        }
+    }
+
+    pub fn finish(&self, header: &TraceHeader, diagnostics: &Diagnostics) -> StatSummary {
+        let events = self.counts.iter().sum();
+        let duration_nanos = match (self.first_time_nanos, self.last_time_nanos) {
+            (Some(a), Some(b)) => b - a,
+            _ => 0,
+        };
+        let secs = duration_nanos as f64 / 1e9;
+        let per_sec = |x: f64| if duration_nanos >= 1000 { x / secs } else { 0.0 };
+        let data_bytes = self.bytes[0] + self.bytes[1] + self.bytes[2];
+        let data_requests = self.counts[0] + self.counts[1] + self.counts[2];
+        let (footprint_blocks, footprint_exact) = self.footprint.estimate();
+        StatSummary {
+            source_format: header.source_format.clone(),
+            devices: header.devices.iter().map(|d| d.name.clone()).collect(),
+            events,
+            reads: self.counts[0],
+            writes: self.counts[1],
+            discards: self.counts[2],
+            flushes: self.counts[3],
+            read_bytes: self.bytes[0],
+            write_bytes: self.bytes[1],
+            discard_bytes: self.bytes[2],
+            footprint_blocks,
+            footprint_bytes: footprint_blocks * FOOTPRINT_BLOCK_BYTES,
+            footprint_exact,
+            first_time_nanos: self.first_time_nanos,
+            last_time_nanos: self.last_time_nanos,
+            duration_nanos,
+            iops: per_sec(events as f64),
+            read_mib_per_sec: per_sec(self.bytes[0] as f64 / 1048576.0),
+            write_mib_per_sec: per_sec(self.bytes[1] as f64 / 1048576.0),
+            mean_request_bytes: if data_requests == 0 { 0.0 } else { data_bytes as f64 / data_requests as f64 },
+            size_histogram: self.size_buckets.clone(),
+            sequential_fraction: if self.data_requests == 0 {
+                0.0
+            } else {
+                self.sequential as f64 / self.data_requests as f64
+            },
+            events_with_latency: self.with_latency,
+            dropped_events: header.dropped_events,
+            sampling_rate: header.sampling.map(|s| s.rate()),
+            skipped_records: diagnostics.skipped_records,
+            skip_reasons: diagnostics.reasons.clone(),
+            truncated_tail_bytes: diagnostics.truncated_tail_bytes,
+        }
+    }
+}
+
+/// Counts distinct keys exactly up to a limit, then by spatial sampling with a shrinking
+/// threshold (fixed-size SHARDS): only keys whose hash falls below the threshold are kept, and
+/// the count is divided by the sampling rate. Memory never exceeds the limit.
+#[derive(Debug)]
+pub struct Footprint {
+    set: IntSet<u64>,
+    limit: usize,
+    /// Keys are kept when `mix64(key) >> 40 < threshold` (24-bit hash space).
+    threshold: u64,
+}
+
+const FOOTPRINT_HASH_SPACE: u64 = 1 << 24;
+
+impl Footprint {
+    pub fn new(limit: usize) -> Footprint {
+        Footprint { set: IntSet::default(), limit: limit.max(16), threshold: FOOTPRINT_HASH_SPACE }
+    }
+
+    pub fn insert(&mut self, key: u64) {
+        if self.threshold < FOOTPRINT_HASH_SPACE && (mix64(key) >> 40) >= self.threshold {
+            return;
+        }
+        self.set.insert(key);
+        while self.set.len() > self.limit && self.threshold > 1 {
+            self.threshold /= 2;
+            let t = self.threshold;
+            self.set.retain(|&k| (mix64(k) >> 40) < t);
+        }
+    }
+
+    /// The distinct count (estimated when sampling kicked in) and whether it is exact.
+    pub fn estimate(&self) -> (u64, bool) {
+        if self.threshold == FOOTPRINT_HASH_SPACE {
+            (self.set.len() as u64, true)
+        } else {
+            let rate = self.threshold as f64 / FOOTPRINT_HASH_SPACE as f64;
+            ((self.set.len() as f64 / rate).round() as u64, false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(time_nanos: u64, offset_bytes: u64, len_bytes: u32, op: Op) -> IoEvent {
+        IoEvent { time_nanos, device: 0, offset_bytes, len_bytes, op, latency_nanos: None, pid: None }
+    }
+
+    #[test]
+    fn counts_footprint_and_sequential_streams() {
+        let mut s = Stat::new();
+        // Two interleaved sequential streams: both continue after the first request.
+        let events = [
+            ev(0, 0, 4096, Op::Read),
+            ev(1, 1 << 30, 8192, Op::Read),
+            ev(2, 4096, 4096, Op::Read),
+            ev(3, (1 << 30) + 8192, 8192, Op::Write),
+            ev(4, 100, 10, Op::Write), // inside block 0: footprint unchanged
+            ev(5_000_000_000, 0, 0, Op::Flush),
+        ];
+        for e in &events {
+            s.observe(e);
+        }
+        let r = s.finish(&TraceHeader::new("test"), &Diagnostics::default());
+        assert_eq!((r.events, r.reads, r.writes, r.flushes), (6, 3, 2, 1));
+        assert_eq!(r.read_bytes, 4096 + 8192 + 4096);
+        assert_eq!(r.footprint_blocks, 2 + 4);
+        assert!(r.footprint_exact);
+        assert_eq!(r.duration_nanos, 5_000_000_000);
+        assert!((r.sequential_fraction - 2.0 / 5.0).abs() < 1e-12);
+        assert_eq!(r.size_histogram[0].writes, 1); // 10 bytes
+        assert_eq!(r.size_histogram[3].reads, 2); // 4 KiB
+    }
+
+    #[test]
+    fn sampled_footprint_is_close_and_bounded() {
+        let mut f = Footprint::new(10_000);
+        for k in 0..1_000_000u64 {
+            f.insert(k);
+            f.insert(k / 2);
+        }
+        let (n, exact) = f.estimate();
+        assert!(!exact);
+        assert!(f.set.len() <= 10_000);
+        let err = (n as f64 - 1e6).abs() / 1e6;
+        assert!(err < 0.05, "{n}");
+    }
+}

@@ -1,0 +1,14 @@
+//! One module per subcommand; each has an `Args` (clap) and a `run`.
+
+use std::io::Write;
+
+pub mod stat;
+
+/// `blocksight formats`.
+pub fn formats() -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    for f in analyzer_core::TraceFormat::ALL {
+        writeln!(out, "{:<16} {}", f.name(), f.description())?;
+    }
+    Ok(())
+}

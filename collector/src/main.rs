@@ -1,0 +1,48 @@
+//! `blocksight`: the command-line face of Blocksight. Records block I/O on live Linux servers,
+//! imports and exports trace formats, and runs the analysis engine natively.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+mod input;
+mod output;
+
+/// Block-I/O trace analysis: hot data, SSD-cache simulation and RAID predictions.
+#[derive(Parser, Debug)]
+#[command(name = "blocksight", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Summarise traces: counts, bytes, footprint, duration, request sizes, sequential fraction.
+    Stat(cmd::stat::Args),
+    /// List the trace formats blocksight reads, with their `--format` names.
+    Formats,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Stat(args) => cmd::stat::run(&args),
+        Command::Formats => cmd::formats(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // A closed pipe (`blocksight stat x | head`) is not a failure.
+            if err.chain().any(|e| {
+                e.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("blocksight: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
