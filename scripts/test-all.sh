@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Runs every check and test Blocksight has, installing what is missing first (scripts/setup.sh).
+# Every step runs even when an earlier one fails; the last line is `N passed, N failed`, counting
+# each test and each check step (format, lints, builds). Exit status 0 only when nothing failed.
+#
+# Logs of each step go to target/test-logs/.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+cd "$root"
+
+"$here/setup.sh" || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+# shellcheck source=env.sh
+. "$here/env.sh"
+
+logs="$root/target/test-logs"
+mkdir -p "$logs"
+passed=0
+failed=0
+failed_steps=()
+
+# Adds the counts a test runner printed to the totals. Understands cargo's and
+# wasm-bindgen-test-runner's `test result:` lines and node's `# pass` / `# fail`.
+count_tests() {
+  local log=$1 p f
+  p=$(awk '/^test result: /{for(i=1;i<=NF;i++) if($i ~ /^passed;?$/) s+=$(i-1)} /^# pass [0-9]+/{s+=$3} END{print s+0}' "$log")
+  f=$(awk '/^test result: /{for(i=1;i<=NF;i++) if($i ~ /^failed;?$/) s+=$(i-1)} /^# fail [0-9]+/{s+=$3} END{print s+0}' "$log")
+  passed=$((passed + p))
+  failed=$((failed + f))
+}
+
+# step NAME KIND CMD...: KIND is `check` (counts as one pass or fail) or `tests` (counts the tests
+# the runner reports, plus one failure if the runner failed without reporting a failing test).
+step() {
+  local name=$1 kind=$2; shift 2
+  local log="$logs/$name.log" start=$SECONDS
+  printf '== %-22s ' "$name"
+  if "$@" >"$log" 2>&1; then
+    printf 'ok    (%ds)\n' $((SECONDS - start))
+    if [ "$kind" = check ]; then passed=$((passed + 1)); else count_tests "$log"; fi
+  else
+    printf 'FAIL  (%ds, log: %s)\n' $((SECONDS - start)) "${log#"$root"/}"
+    failed_steps+=("$name")
+    if [ "$kind" = check ]; then
+      failed=$((failed + 1))
+    else
+      local before=$failed
+      count_tests "$log"
+      [ "$failed" -gt "$before" ] || failed=$((failed + 1))
+    fi
+    tail -n 30 "$log" | sed 's/^/    /'
+  fi
+}
+
+export CHROMEDRIVER=/usr/bin/chromedriver
+export WASM_BINDGEN_TEST_TIMEOUT=120
+
+step fmt            check cargo fmt --all -- --check
+step sans-io        check "$here/check-sans-io.sh"
+step clippy-host    check cargo clippy --workspace --exclude web-app --all-targets --quiet -- -D warnings
+step clippy-wasm    check wasm_cargo clippy -p analyzer-core -p web-app --all-targets --quiet -- -D warnings
+step test-host      tests cargo test --workspace --exclude web-app --no-fail-fast
+step test-wasm      tests wasm_cargo test -p analyzer-core -p web-app --no-fail-fast
+rm -rf "${TMPDIR:-/tmp}"/org.chromium.Chromium.scoped_dir.* 2>/dev/null
+step trunk-build    check "$here/build-web.sh"
+if [ -f tests/e2e/package.json ]; then
+  step e2e-browser  tests bash -c "cd tests/e2e && node --test"
+  rm -rf "${TMPDIR:-/tmp}"/org.chromium.Chromium.scoped_dir.* 2>/dev/null
+fi
+
+echo
+if [ ${#failed_steps[@]} -gt 0 ]; then
+  echo "failed steps: ${failed_steps[*]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
