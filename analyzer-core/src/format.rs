@@ -106,7 +106,10 @@ impl TraceFormat {
     /// Builds a decoder for this format.
     pub fn decoder(self, options: &DecodeOptions) -> Result<Box<dyn Decoder>, DecodeError> {
         let _ = options;
-        Err(DecodeError::other(self.name(), "this format's decoder is not built yet"))
+        match self {
+            TraceFormat::Native => Ok(Box::new(crate::native::NativeDecoder::new())),
+            _ => Err(DecodeError::other(self.name(), "this format's decoder is not built yet")),
+        }
     }
 
     /// Builds a decoder over `inputs` files of this format, merged by time into one trace.
@@ -148,8 +151,10 @@ pub fn sniff(head: &[u8]) -> Option<TraceFormat> {
 }
 
 fn sniff_one(format: TraceFormat, head: &[u8]) -> Confidence {
-    let _ = (format, head);
-    Confidence::No
+    match format {
+        TraceFormat::Native if head.starts_with(&crate::native::MAGIC) => Confidence::Yes,
+        _ => Confidence::No,
+    }
 }
 
 #[cfg(test)]

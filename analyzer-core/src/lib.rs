@@ -17,6 +17,8 @@ pub mod decode;
 pub mod event;
 pub mod format;
 pub mod hash;
+pub mod mrc;
+pub mod native;
 pub mod stat;
 pub mod varint;
 

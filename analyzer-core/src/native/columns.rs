@@ -1,0 +1,361 @@
+//! The events chunk payload: events split into delta- and varint-coded columns.
+//!
+//! Each event has one tag byte:
+//!
+//! | bits | meaning                                                                   |
+//! |------|---------------------------------------------------------------------------|
+//! | 0-1  | op (0 read, 1 write, 2 discard, 3 flush)                                  |
+//! | 2    | latency present: one value in `latencies`                                 |
+//! | 3    | pid present                                                               |
+//! | 4    | sector-aligned: the offset delta and length are in 512-byte units         |
+//! | 5    | new device: one value in `devices` (else the previous event's device)     |
+//! | 6    | new pid: one value in `pids` (only with bit 3; else the previous pid)     |
+//! | 7    | new length: one value in `lens` (else the previous event's length)        |
+//!
+//! Every event has one value in `times` (zigzag of the time delta divided by
+//! `time_unit_nanos`) and one in `offsets` (zigzag of the offset minus the previous event's end).
+//! Delta state starts from zero in every chunk, so chunks decode independently. A sequential
+//! 4 KiB read with the same device and pid as its predecessor costs a tag byte, a time delta and
+//! a one-byte offset delta.
+
+use serde::{Deserialize, Serialize, Serializer};
+
+use super::OPS;
+use crate::event::IoEvent;
+use crate::varint::{unzigzag, write_u64, zigzag};
+
+const TAG_LATENCY: u8 = 1 << 2;
+const TAG_PID: u8 = 1 << 3;
+const TAG_ALIGNED: u8 = 1 << 4;
+const TAG_NEW_DEVICE: u8 = 1 << 5;
+const TAG_NEW_PID: u8 = 1 << 6;
+const TAG_NEW_LEN: u8 = 1 << 7;
+
+const SECTOR_BYTES: u64 = 512;
+
+/// Serializes a byte slice as bincode bytes (length then raw bytes) in one call instead of one
+/// call per element.
+struct Bytes<'a>(&'a [u8]);
+
+impl Serialize for Bytes<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(self.0)
+    }
+}
+
+/// The payload as written (field order is the wire order).
+#[derive(Serialize)]
+struct ColumnsOut<'a> {
+    event_count: u32,
+    time_unit_nanos: u64,
+    latency_unit_nanos: u64,
+    tags: Bytes<'a>,
+    times: Bytes<'a>,
+    offsets: Bytes<'a>,
+    lens: Bytes<'a>,
+    devices: Bytes<'a>,
+    latencies: Bytes<'a>,
+    pids: Bytes<'a>,
+}
+
+/// The payload as read, borrowing the column bytes from the chunk.
+#[derive(Deserialize)]
+struct ColumnsIn<'a> {
+    event_count: u32,
+    time_unit_nanos: u64,
+    latency_unit_nanos: u64,
+    tags: &'a [u8],
+    times: &'a [u8],
+    offsets: &'a [u8],
+    lens: &'a [u8],
+    devices: &'a [u8],
+    latencies: &'a [u8],
+    pids: &'a [u8],
+}
+
+/// Reusable column buffers for the encoder.
+#[derive(Debug, Default)]
+pub(super) struct ColumnEncoder {
+    tags: Vec<u8>,
+    times: Vec<u8>,
+    offsets: Vec<u8>,
+    lens: Vec<u8>,
+    devices: Vec<u8>,
+    latencies: Vec<u8>,
+    pids: Vec<u8>,
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The signed difference `a - b` of two u64s, wrapping: the decoder adds it back with wrapping
+/// arithmetic, so even deltas that overflow i64 round-trip.
+fn wrapping_delta(a: u64, b: u64) -> i64 {
+    a.wrapping_sub(b) as i64
+}
+
+impl ColumnEncoder {
+    /// Encodes `events` as one payload, appended to `payload`.
+    pub(super) fn encode(&mut self, events: &[IoEvent], payload: &mut Vec<u8>) {
+        for c in [
+            &mut self.tags,
+            &mut self.times,
+            &mut self.offsets,
+            &mut self.lens,
+            &mut self.devices,
+            &mut self.latencies,
+            &mut self.pids,
+        ] {
+            c.clear();
+        }
+        // Coarse clocks (µs in tracefs text, 100 ns in MSR traces) leave every delta a multiple
+        // of some unit; dividing it out saves a byte or more per event.
+        let mut time_unit = 0u64;
+        let mut latency_unit = 0u64;
+        let mut prev_time = 0u64;
+        for e in events {
+            time_unit = gcd(
+                time_unit,
+                wrapping_delta(e.time_nanos, prev_time).unsigned_abs(),
+            );
+            prev_time = e.time_nanos;
+            if let Some(l) = e.latency_nanos {
+                latency_unit = gcd(latency_unit, l);
+            }
+        }
+        let time_unit = time_unit.max(1);
+        let latency_unit = latency_unit.max(1);
+
+        let (mut prev_time, mut prev_end, mut prev_device, mut prev_len, mut prev_pid) =
+            (0u64, 0u64, 0u32, 0u32, 0u32);
+        for e in events {
+            let mut tag = e.op.index() as u8;
+
+            // The unit divides the delta's magnitude exactly, so this is exact; the magnitude of
+            // i64::MIN divided by a unit is at most 2^63 and wraps back to the same value.
+            let dt = wrapping_delta(e.time_nanos, prev_time);
+            let q = (dt.unsigned_abs() / time_unit) as i64;
+            write_u64(
+                &mut self.times,
+                zigzag(if dt < 0 { q.wrapping_neg() } else { q }),
+            );
+            prev_time = e.time_nanos;
+
+            let d_offset = wrapping_delta(e.offset_bytes, prev_end);
+            let aligned = u64::from(e.len_bytes) % SECTOR_BYTES == 0
+                && d_offset.rem_euclid(SECTOR_BYTES as i64) == 0;
+            if aligned {
+                tag |= TAG_ALIGNED;
+                write_u64(
+                    &mut self.offsets,
+                    zigzag(d_offset.div_euclid(SECTOR_BYTES as i64)),
+                );
+            } else {
+                write_u64(&mut self.offsets, zigzag(d_offset));
+            }
+            prev_end = e.offset_bytes.wrapping_add(u64::from(e.len_bytes));
+
+            if e.len_bytes != prev_len {
+                tag |= TAG_NEW_LEN;
+                let len = u64::from(e.len_bytes);
+                write_u64(
+                    &mut self.lens,
+                    if aligned { len / SECTOR_BYTES } else { len },
+                );
+                prev_len = e.len_bytes;
+            }
+            if e.device != prev_device {
+                tag |= TAG_NEW_DEVICE;
+                write_u64(&mut self.devices, u64::from(e.device));
+                prev_device = e.device;
+            }
+            if let Some(l) = e.latency_nanos {
+                tag |= TAG_LATENCY;
+                write_u64(&mut self.latencies, l / latency_unit);
+            }
+            if let Some(pid) = e.pid {
+                tag |= TAG_PID;
+                if pid != prev_pid {
+                    tag |= TAG_NEW_PID;
+                    write_u64(&mut self.pids, u64::from(pid));
+                    prev_pid = pid;
+                }
+            }
+            self.tags.push(tag);
+        }
+        let out = ColumnsOut {
+            event_count: events.len() as u32,
+            time_unit_nanos: time_unit,
+            latency_unit_nanos: latency_unit,
+            tags: Bytes(&self.tags),
+            times: Bytes(&self.times),
+            offsets: Bytes(&self.offsets),
+            lens: Bytes(&self.lens),
+            devices: Bytes(&self.devices),
+            latencies: Bytes(&self.latencies),
+            pids: Bytes(&self.pids),
+        };
+        // Writing into a Vec cannot fail.
+        let _ = bincode::serde::encode_into_std_write(&out, payload, super::bincode_config());
+    }
+}
+
+/// A column being read: the bytes and a position.
+struct Column<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    name: &'static str,
+}
+
+impl<'a> Column<'a> {
+    fn new(bytes: &'a [u8], name: &'static str) -> Column<'a> {
+        Column {
+            bytes,
+            pos: 0,
+            name,
+        }
+    }
+
+    /// Reads one LEB128 value. The fast path handles the common one- and two-byte values with a
+    /// single bounds check; the rest goes through the general reader.
+    #[inline(always)]
+    fn next(&mut self) -> Result<u64, String> {
+        if let Some(&[b0, b1]) = self.bytes.get(self.pos..self.pos + 2) {
+            if b0 < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(b0));
+            }
+            if b1 < 0x80 {
+                self.pos += 2;
+                return Ok(u64::from(b0 & 0x7f) | (u64::from(b1) << 7));
+            }
+        }
+        self.next_slow()
+    }
+
+    #[cold]
+    fn next_slow(&mut self) -> Result<u64, String> {
+        let at = self.pos;
+        crate::varint::read_u64(self.bytes, &mut self.pos).ok_or_else(|| {
+            format!(
+                "the {} column ends or overflows at its byte {at}",
+                self.name
+            )
+        })
+    }
+
+    fn check_consumed(&self) -> Result<(), String> {
+        if self.pos == self.bytes.len() {
+            Ok(())
+        } else {
+            Err(format!(
+                "the {} column has {} byte(s) more than its events use",
+                self.name,
+                self.bytes.len() - self.pos
+            ))
+        }
+    }
+}
+
+/// Decodes an events payload into `out` (cleared first). On error `out` holds nothing useful
+/// and the message says what was wrong.
+pub(super) fn decode(payload: &[u8], out: &mut Vec<IoEvent>) -> Result<(), String> {
+    out.clear();
+    let config = super::bincode_config().with_limit::<{ super::MAX_PAYLOAD_BYTES }>();
+    let (c, used): (ColumnsIn<'_>, usize) =
+        bincode::serde::borrow_decode_from_slice(payload, config)
+            .map_err(|e| format!("the events payload does not decode: {e}"))?;
+    if used != payload.len() {
+        return Err(format!(
+            "{} byte(s) after the event columns",
+            payload.len() - used
+        ));
+    }
+    let n = c.event_count as usize;
+    if n > super::MAX_CHUNK_EVENTS {
+        return Err(format!(
+            "{n} events exceed the limit of {} per chunk",
+            super::MAX_CHUNK_EVENTS
+        ));
+    }
+    if c.tags.len() != n {
+        return Err(format!("{n} events but {} tag bytes", c.tags.len()));
+    }
+    if c.time_unit_nanos == 0 || c.latency_unit_nanos == 0 {
+        return Err("a time or latency unit of 0".into());
+    }
+    let time_unit = c.time_unit_nanos;
+    let latency_unit = c.latency_unit_nanos;
+    let mut times = Column::new(c.times, "time");
+    let mut offsets = Column::new(c.offsets, "offset");
+    let mut lens = Column::new(c.lens, "length");
+    let mut devices = Column::new(c.devices, "device");
+    let mut latencies = Column::new(c.latencies, "latency");
+    let mut pids = Column::new(c.pids, "pid");
+
+    out.reserve(n);
+    let (mut time, mut end, mut device, mut len, mut pid) = (0u64, 0u64, 0u32, 0u32, 0u32);
+    for &tag in c.tags {
+        let dt = unzigzag(times.next()?);
+        time = time.wrapping_add((dt as u64).wrapping_mul(time_unit));
+
+        let d_offset = unzigzag(offsets.next()?) as u64;
+        let aligned = tag & TAG_ALIGNED != 0;
+        let offset = end.wrapping_add(if aligned {
+            d_offset.wrapping_mul(SECTOR_BYTES)
+        } else {
+            d_offset
+        });
+        if tag & TAG_NEW_LEN != 0 {
+            let v = lens.next()?;
+            let bytes = if aligned {
+                v.checked_mul(SECTOR_BYTES)
+            } else {
+                Some(v)
+            };
+            len = bytes
+                .and_then(|b| u32::try_from(b).ok())
+                .ok_or_else(|| format!("length {v} does not fit 32 bits"))?;
+        }
+        end = offset.wrapping_add(u64::from(len));
+        if tag & TAG_NEW_DEVICE != 0 {
+            let v = devices.next()?;
+            device = u32::try_from(v).map_err(|_| format!("device {v} does not fit 32 bits"))?;
+        }
+        let latency_nanos = if tag & TAG_LATENCY != 0 {
+            let v = latencies.next()?;
+            Some(
+                v.checked_mul(latency_unit)
+                    .ok_or_else(|| format!("latency {v} x {latency_unit} overflows"))?,
+            )
+        } else {
+            None
+        };
+        let pid_out = if tag & TAG_PID != 0 {
+            if tag & TAG_NEW_PID != 0 {
+                let v = pids.next()?;
+                pid = u32::try_from(v).map_err(|_| format!("pid {v} does not fit 32 bits"))?;
+            }
+            Some(pid)
+        } else {
+            None
+        };
+        out.push(IoEvent {
+            time_nanos: time,
+            device,
+            offset_bytes: offset,
+            len_bytes: len,
+            op: OPS[usize::from(tag & 3)],
+            latency_nanos,
+            pid: pid_out,
+        });
+    }
+    for c in [&times, &offsets, &lens, &devices, &latencies, &pids] {
+        c.check_consumed()?;
+    }
+    Ok(())
+}

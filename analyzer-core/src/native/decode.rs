@@ -1,0 +1,380 @@
+//! Reading native files: [`NativeDecoder`], the push decoder for `.bst`.
+//!
+//! It buffers at most one chunk (bounded by [`MAX_PAYLOAD_BYTES`]) plus what the caller pushed,
+//! decodes a whole events chunk at once into a reused event buffer, and hands the events out one
+//! by one. Damage is contained per chunk: a payload whose CRC does not match is skipped by its
+//! length; a damaged frame makes the decoder scan for the next valid frame.
+
+use super::{
+    bincode_config, columns, frame_crc, ChunkKind, Compression, EndPayload, CHUNK_MAGIC,
+    FILE_HEADER_BYTES, FRAME_BYTES, MAGIC, MAX_HEADER_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES,
+    VERSION_MAJOR,
+};
+use crate::decode::{DecodeError, Decoder, Diagnostics};
+use crate::event::{IoEvent, TraceHeader};
+
+const FORMAT: &str = "native";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Waiting for the magic and version.
+    FileHeader,
+    /// At a chunk frame.
+    Chunks,
+    /// After a damaged frame: scanning for the next valid one.
+    Resync,
+    /// After the end marker.
+    Ended,
+    /// After a fatal error: yields nothing.
+    Failed,
+}
+
+/// The push decoder for the native format.
+#[derive(Debug)]
+pub struct NativeDecoder {
+    buf: Vec<u8>,
+    /// Read position in `buf`.
+    pos: usize,
+    /// Offset in the whole input of `buf[0]`.
+    base_offset: u64,
+    stage: Stage,
+    finished: bool,
+    /// The tail after `finish` has been accounted for.
+    tail_done: bool,
+    header: TraceHeader,
+    diagnostics: Diagnostics,
+    /// The current chunk's events and the next one to hand out.
+    events: Vec<IoEvent>,
+    next: usize,
+    /// LZ4-decompressed payload, reused.
+    scratch: Vec<u8>,
+    end_total_events: Option<u64>,
+    bytes_after_end: u64,
+}
+
+impl Default for NativeDecoder {
+    fn default() -> Self {
+        NativeDecoder::new()
+    }
+}
+
+impl NativeDecoder {
+    pub fn new() -> NativeDecoder {
+        NativeDecoder {
+            buf: Vec::new(),
+            pos: 0,
+            base_offset: 0,
+            stage: Stage::FileHeader,
+            finished: false,
+            tail_done: false,
+            header: TraceHeader::new(FORMAT),
+            diagnostics: Diagnostics::default(),
+            events: Vec::new(),
+            next: 0,
+            scratch: Vec::new(),
+            end_total_events: None,
+            bytes_after_end: 0,
+        }
+    }
+
+    /// The total event count from the end marker, once it has been read. `None` means the file
+    /// has no end marker (yet): the recording was cut off, and `Diagnostics::truncated_tail_bytes`
+    /// says how much of a last chunk was lost.
+    pub fn end_total_events(&self) -> Option<u64> {
+        self.end_total_events
+    }
+
+    /// Decodes what is buffered as far as possible. Returns whether anything changed.
+    fn step(&mut self) -> Result<bool, DecodeError> {
+        let avail = &self.buf[self.pos..];
+        let at = self.base_offset + self.pos as u64;
+        match self.stage {
+            Stage::FileHeader => {
+                let n = avail.len().min(MAGIC.len());
+                if avail[..n] != MAGIC[..n] {
+                    return Err(DecodeError::at_byte(
+                        FORMAT,
+                        at,
+                        "expected the native trace magic 89 42 53 54 0d 0a 1a 0a (\\x89BST\\r\\n\\x1a\\n)",
+                    ));
+                }
+                if avail.len() < FILE_HEADER_BYTES {
+                    return Ok(false);
+                }
+                let major = u16::from_le_bytes([avail[8], avail[9]]);
+                let minor = u16::from_le_bytes([avail[10], avail[11]]);
+                if major != VERSION_MAJOR {
+                    return Err(DecodeError::at_byte(
+                        FORMAT,
+                        at + 8,
+                        format!(
+                            "format version {major}.{minor} is not supported; this reader knows \
+                             version {VERSION_MAJOR}.x"
+                        ),
+                    ));
+                }
+                self.pos += FILE_HEADER_BYTES;
+                self.stage = Stage::Chunks;
+                Ok(true)
+            }
+            Stage::Chunks => {
+                if avail.len() < FRAME_BYTES {
+                    return Ok(false);
+                }
+                let (frame, rest) = avail.split_at(FRAME_BYTES);
+                if let Err(what) = check_frame(frame) {
+                    self.diagnostics.skip(|| {
+                        format!("native: chunk at byte {at}: {what}; scanning for the next chunk")
+                    });
+                    self.pos += 1;
+                    self.stage = Stage::Resync;
+                    return Ok(true);
+                }
+                let len = u32_at(frame, 8) as usize;
+                let Some(payload) = rest.get(..len) else {
+                    return Ok(false);
+                };
+                let stored_crc = u32_at(frame, 12);
+                let computed_crc = crc32fast::hash(payload);
+                self.pos += FRAME_BYTES + len;
+                if stored_crc != computed_crc {
+                    self.diagnostics.skip(|| {
+                        format!(
+                            "native: chunk at byte {at}: payload CRC mismatch (stored {stored_crc:08x}, \
+                             computed {computed_crc:08x}); skipped its {len} bytes"
+                        )
+                    });
+                    return Ok(true);
+                }
+                let outcome = process_chunk(
+                    frame[4],
+                    frame[5],
+                    payload,
+                    &mut self.scratch,
+                    &mut self.events,
+                    &mut self.header,
+                );
+                self.next = 0;
+                match outcome {
+                    Ok(Chunk::Events | Chunk::Header) => {}
+                    Ok(Chunk::Unknown) => self.diagnostics.ignored_records += 1,
+                    Ok(Chunk::End(total)) => {
+                        self.end_total_events = Some(total);
+                        self.stage = Stage::Ended;
+                        self.bytes_after_end += (self.buf.len() - self.pos) as u64;
+                        self.pos = self.buf.len();
+                    }
+                    Err(why) => {
+                        self.events.clear();
+                        self.diagnostics
+                            .skip(|| format!("native: chunk at byte {at}: {why}"));
+                    }
+                }
+                Ok(true)
+            }
+            Stage::Resync => match find_frame(avail) {
+                Search::Found(i) => {
+                    self.pos += i;
+                    self.stage = Stage::Chunks;
+                    Ok(true)
+                }
+                Search::NeedMore(i) => {
+                    self.pos += i;
+                    Ok(false)
+                }
+            },
+            Stage::Ended | Stage::Failed => Ok(false),
+        }
+    }
+
+    /// After `finish`, accounts for whatever could not be decoded.
+    fn account_tail(&mut self) {
+        let rest = (self.buf.len() - self.pos) as u64;
+        match self.stage {
+            Stage::FileHeader | Stage::Chunks => self.diagnostics.truncated_tail_bytes += rest,
+            Stage::Ended if self.bytes_after_end > 0 => {
+                let n = self.bytes_after_end;
+                self.diagnostics
+                    .skip(|| format!("native: {n} byte(s) after the end marker ignored"));
+            }
+            Stage::Resync | Stage::Ended | Stage::Failed => {}
+        }
+        self.buf.clear();
+        self.pos = 0;
+    }
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+/// Checks a frame's magic, its own CRC and the length bound.
+fn check_frame(frame: &[u8]) -> Result<(), &'static str> {
+    if frame[..4] != CHUNK_MAGIC {
+        return Err("expected the chunk magic 89 42 53 43");
+    }
+    if u32_at(frame, 16) != frame_crc(frame) {
+        return Err("the chunk frame's CRC does not match");
+    }
+    if u32_at(frame, 8) as usize > MAX_PAYLOAD_BYTES {
+        return Err("the chunk length exceeds the 64 MiB limit");
+    }
+    Ok(())
+}
+
+enum Search {
+    /// A valid frame starts at this index.
+    Found(usize),
+    /// No valid frame before this index; look again from here with more input.
+    NeedMore(usize),
+}
+
+fn find_frame(avail: &[u8]) -> Search {
+    let mut i = 0;
+    while let Some(p) = avail[i..].iter().position(|&b| b == CHUNK_MAGIC[0]) {
+        let start = i + p;
+        match avail.get(start..start + FRAME_BYTES) {
+            None => {
+                // Possibly a frame whose rest has not arrived yet.
+                return if avail[start..].starts_with(&CHUNK_MAGIC[..(avail.len() - start).min(4)]) {
+                    Search::NeedMore(start)
+                } else {
+                    Search::NeedMore(avail.len())
+                };
+            }
+            Some(frame) if check_frame(frame).is_ok() => return Search::Found(start),
+            Some(_) => i = start + 1,
+        }
+    }
+    Search::NeedMore(avail.len())
+}
+
+enum Chunk {
+    Header,
+    Events,
+    End(u64),
+    Unknown,
+}
+
+/// Interprets one chunk whose CRC matched.
+fn process_chunk(
+    kind: u8,
+    codec: u8,
+    payload: &[u8],
+    scratch: &mut Vec<u8>,
+    events: &mut Vec<IoEvent>,
+    header: &mut TraceHeader,
+) -> Result<Chunk, String> {
+    events.clear();
+    let Some(kind) = ChunkKind::from_u8(kind) else {
+        return Ok(Chunk::Unknown);
+    };
+    let data = match Compression::from_codec(codec) {
+        Some(Compression::None) => payload,
+        Some(Compression::Lz4) => {
+            let Some((size, compressed)) = payload.split_first_chunk::<4>() else {
+                return Err("an LZ4 payload shorter than its 4-byte size".into());
+            };
+            let size = u32::from_le_bytes(*size) as usize;
+            if size > MAX_PAYLOAD_BYTES {
+                return Err(format!(
+                    "an LZ4 payload claims {size} bytes, over the 64 MiB limit"
+                ));
+            }
+            scratch.clear();
+            scratch.resize(size, 0);
+            match lz4_flex::block::decompress_into(compressed, scratch) {
+                Ok(n) if n == size => &scratch[..],
+                Ok(n) => return Err(format!("LZ4 payload gave {n} bytes, expected {size}")),
+                Err(e) => return Err(format!("LZ4 payload does not decompress: {e}")),
+            }
+        }
+        None => return Err(format!("unknown codec {codec}")),
+    };
+    match kind {
+        ChunkKind::Events => {
+            columns::decode(data, events)?;
+            Ok(Chunk::Events)
+        }
+        ChunkKind::Header => {
+            if data.len() > MAX_HEADER_PAYLOAD_BYTES {
+                return Err("a header chunk over the 1 MiB limit".into());
+            }
+            let config = bincode_config().with_limit::<MAX_HEADER_PAYLOAD_BYTES>();
+            let (h, used): (TraceHeader, usize) =
+                bincode::serde::decode_from_slice(data, config)
+                    .map_err(|e| format!("the trace header does not decode: {e}"))?;
+            if used != data.len() {
+                return Err(format!(
+                    "{} byte(s) after the trace header",
+                    data.len() - used
+                ));
+            }
+            *header = h;
+            Ok(Chunk::Header)
+        }
+        ChunkKind::End => {
+            let (end, _): (EndPayload, usize) =
+                bincode::serde::decode_from_slice(data, bincode_config())
+                    .map_err(|e| format!("the end marker does not decode: {e}"))?;
+            Ok(Chunk::End(end.total_events))
+        }
+    }
+}
+
+impl Decoder for NativeDecoder {
+    fn push(&mut self, bytes: &[u8]) {
+        match self.stage {
+            Stage::Failed => return,
+            Stage::Ended => {
+                self.bytes_after_end += bytes.len() as u64;
+                return;
+            }
+            _ => {}
+        }
+        if self.pos > 0 && self.pos >= self.buf.len() / 2 {
+            self.buf.drain(..self.pos);
+            self.base_offset += self.pos as u64;
+            self.pos = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    #[inline]
+    fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
+        loop {
+            if let Some(&e) = self.events.get(self.next) {
+                self.next += 1;
+                return Ok(Some(e));
+            }
+            match self.step() {
+                Ok(true) => continue,
+                Ok(false) => {
+                    if self.finished && !self.tail_done {
+                        self.tail_done = true;
+                        self.account_tail();
+                    }
+                    return Ok(None);
+                }
+                Err(e) => {
+                    self.stage = Stage::Failed;
+                    self.buf = Vec::new();
+                    self.pos = 0;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.finished = true;
+    }
+
+    fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    fn diagnostics(&self) -> &Diagnostics {
+        &self.diagnostics
+    }
+}
