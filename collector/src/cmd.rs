@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+pub mod record;
 pub mod stat;
 
 /// `blocksight formats`.

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod cmd;
 mod input;
 mod output;
+mod record;
 
 /// Block-I/O trace analysis: hot data, SSD-cache simulation and RAID predictions.
 #[derive(Parser, Debug)]
@@ -21,6 +22,8 @@ struct Cli {
 enum Command {
     /// Summarise traces: counts, bytes, footprint, duration, request sizes, sequential fraction.
     Stat(cmd::stat::Args),
+    /// Record the block requests of devices on this machine into a native trace (root).
+    Record(cmd::record::Args),
     /// List the trace formats blocksight reads, with their `--format` names.
     Formats,
 }
@@ -29,6 +32,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Stat(args) => cmd::stat::run(&args),
+        Command::Record(args) => cmd::record::run(&args),
         Command::Formats => cmd::formats(),
     };
     match result {

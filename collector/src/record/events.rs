@@ -1,0 +1,368 @@
+//! The `events` backend: our own tracefs instance with the `block_rq_issue` and
+//! `block_rq_complete` tracepoints, filtered in the kernel to the traced disks, read as binary
+//! ring-buffer pages from each CPU's `trace_pipe_raw`.
+//!
+//! Binary rather than text: the kernel skips formatting every record with `printf`, and we skip
+//! parsing it back (see docs/record.md for the measurement).
+
+use std::io::Read;
+use std::path::Path;
+
+use analyzer_core::Op;
+use anyhow::{bail, Context};
+
+use super::device::DeviceMap;
+use super::event_format::{EventFormat, Field};
+use super::ringbuf;
+use super::tracefs::{self, Instance};
+use super::tracker::{Kind, Record};
+use super::{sys, Source};
+
+/// Field positions of one block event in this kernel.
+#[derive(Clone, Debug)]
+struct Layout {
+    id: u16,
+    kind: Kind,
+    pid: Field,
+    dev: Field,
+    sector: Field,
+    nr_sector: Field,
+    /// `bytes` (issue and insert only): the data length, also right for passthrough requests.
+    bytes: Option<Field>,
+    rwbs: Field,
+}
+
+impl Layout {
+    fn from_format(format: &EventFormat, kind: Kind) -> Result<Layout, String> {
+        Ok(Layout {
+            id: format.id,
+            kind,
+            pid: format.field("common_pid")?,
+            dev: format.field("dev")?,
+            sector: format.field("sector")?,
+            nr_sector: format.field("nr_sector")?,
+            bytes: format.field("bytes").ok(),
+            rwbs: format.field("rwbs")?,
+        })
+    }
+}
+
+/// The op an `rwbs` string describes, or `None` for requests with no block data op (`N`).
+/// Layout (`blk_fill_rwbs`): an optional `F` for a preflush, then the op letter (`W`, `R`,
+/// `D` discard, `DE` secure erase, `F` flush, `N` other), then flags.
+pub fn op_from_rwbs(rwbs: &[u8]) -> Option<Op> {
+    let end = rwbs.iter().position(|&b| b == 0).unwrap_or(rwbs.len());
+    let s = &rwbs[..end];
+    let body = match s {
+        [b'F', rest @ ..] if matches!(rest.first(), Some(b'W' | b'R' | b'D' | b'F' | b'N')) => rest,
+        _ => s,
+    };
+    match body.first()? {
+        b'W' => Some(Op::Write),
+        b'R' => Some(Op::Read),
+        b'D' => Some(Op::Discard),
+        b'F' => Some(Op::Flush),
+        _ => None,
+    }
+}
+
+struct CpuReader {
+    cpu: usize,
+    file: std::fs::File,
+}
+
+/// The events backend. Field order matters: the per-CPU files close before the instance is
+/// removed.
+pub struct EventsBackend {
+    cpus: Vec<CpuReader>,
+    page: Vec<u8>,
+    layouts: [Layout; 2],
+    map: DeviceMap,
+    lost_in_pages: u64,
+    pages_with_loss: u64,
+    bad_pages: u64,
+    skipped_records: u64,
+    instance: Instance,
+}
+
+fn read_format(root: &Path, event: &str) -> anyhow::Result<EventFormat> {
+    let path = root.join("events/block").join(event).join("format");
+    let text = std::fs::read_to_string(&path).map_err(|_| {
+        anyhow::anyhow!(
+            "this kernel has no {event} tracepoint ({} missing): it needs CONFIG_BLOCK with \
+             tracepoints; try `--backend blk`",
+            path.display()
+        )
+    })?;
+    EventFormat::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+impl EventsBackend {
+    /// Creates and arms the instance. `buffer_kb` is per CPU.
+    pub fn start(root: &Path, map: DeviceMap, buffer_kb: u64) -> anyhow::Result<EventsBackend> {
+        let issue = read_format(root, "block_rq_issue")?;
+        let complete = read_format(root, "block_rq_complete")?;
+        let layouts = [
+            Layout::from_format(&issue, Kind::Issue).map_err(anyhow::Error::msg)?,
+            Layout::from_format(&complete, Kind::Complete).map_err(anyhow::Error::msg)?,
+        ];
+        let instance = Instance::create(root)?;
+        tracefs::write_control(&instance.path("tracing_on"), "0")?;
+        tracefs::write_control(&instance.path("buffer_size_kb"), &buffer_kb.to_string())
+            .with_context(|| format!("allocating {buffer_kb} KiB of trace buffer per CPU (try a smaller --buffer-kb)"))?;
+        // `mono` is CLOCK_MONOTONIC, which we can read too (the ordering horizon and the start
+        // time in the header need it).
+        tracefs::write_control(&instance.path("trace_clock"), "mono")?;
+        // Keep the oldest unread events when full: new ones are dropped and counted, rather than
+        // unread pages being overwritten under the reader.
+        let _ = tracefs::write_control(&instance.path("options/overwrite"), "0");
+        let filter = map.filter_expression();
+        for event in ["block_rq_issue", "block_rq_complete"] {
+            let dir = instance.path(&format!("events/block/{event}"));
+            tracefs::write_control(&dir.join("filter"), &filter)
+                .with_context(|| format!("setting the device filter {filter:?}"))?;
+            tracefs::write_control(&dir.join("enable"), "1")?;
+        }
+        let subbuf_kb: usize = tracefs::read_control(&instance.path("buffer_subbuf_size_kb"))
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(4);
+        let mut cpus = Vec::new();
+        for (cpu, dir) in tracefs::cpu_dirs(&instance.dir)? {
+            cpus.push(CpuReader {
+                cpu,
+                file: tracefs::open_nonblocking(&dir.join("trace_pipe_raw"))?,
+            });
+        }
+        if cpus.is_empty() {
+            bail!("{} has no per_cpu directories", instance.dir.display());
+        }
+        tracefs::write_control(&instance.path("tracing_on"), "1")?;
+        Ok(EventsBackend {
+            cpus,
+            page: vec![0; subbuf_kb.max(4) * 1024],
+            layouts,
+            map,
+            lost_in_pages: 0,
+            pages_with_loss: 0,
+            bad_pages: 0,
+            skipped_records: 0,
+            instance,
+        })
+    }
+}
+
+/// Decodes one event payload into a record; `None` for events of other types or ops.
+fn decode(layouts: &[Layout; 2], map: &DeviceMap, ts: u64, payload: &[u8]) -> Option<Record> {
+    let id = u16::from_le_bytes(payload.get(0..2)?.try_into().ok()?);
+    let layout = layouts.iter().find(|l| l.id == id)?;
+    let op = op_from_rwbs(layout.rwbs.bytes(payload)?)?;
+    let dev = layout.dev.read_u64(payload)? as u32;
+    let sector = layout.sector.read_u64(payload)?;
+    let nr_sector = layout.nr_sector.read_u64(payload)?;
+    let len_bytes = match layout.bytes {
+        Some(f) => f.read_u64(payload)?,
+        None => nr_sector * 512,
+    };
+    let has_range = op != Op::Flush;
+    let (device, rel_sector) = map.map(dev, sector, has_range)?;
+    let pid = layout
+        .pid
+        .read_u64(payload)
+        .map(|p| p as u32)
+        .filter(|&p| p != 0);
+    Some(Record {
+        time_nanos: ts,
+        kind: layout.kind,
+        device,
+        offset_bytes: rel_sector.saturating_mul(512),
+        len_bytes: if op == Op::Flush {
+            0
+        } else {
+            u32::try_from(len_bytes).unwrap_or(u32::MAX)
+        },
+        op,
+        pid,
+    })
+}
+
+/// Pages read per CPU per round, so one busy CPU cannot starve the others' readers.
+const MAX_PAGES_PER_ROUND: usize = 1024;
+
+impl Source for EventsBackend {
+    fn now_nanos(&self) -> u64 {
+        sys::monotonic_nanos()
+    }
+
+    fn read(&mut self, out: &mut Vec<Record>) -> anyhow::Result<u64> {
+        let mut bytes = 0u64;
+        for cpu in &mut self.cpus {
+            for _ in 0..MAX_PAGES_PER_ROUND {
+                let n = match cpu.file.read(&mut self.page) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        return Err(e)
+                            .with_context(|| format!("reading cpu{} trace_pipe_raw", cpu.cpu))
+                    }
+                };
+                bytes += n as u64;
+                let layouts = &self.layouts;
+                let map = &self.map;
+                let mut skipped = 0u64;
+                let parsed = ringbuf::parse_page(&self.page[..n], |ts, payload| {
+                    match decode(layouts, map, ts, payload) {
+                        Some(r) => out.push(r),
+                        None => skipped += 1,
+                    }
+                });
+                self.skipped_records += skipped;
+                match parsed {
+                    Ok(summary) => {
+                        if summary.lost_before {
+                            self.pages_with_loss += 1;
+                            self.lost_in_pages += summary.lost_count;
+                        }
+                    }
+                    Err(_) => self.bad_pages += 1,
+                }
+            }
+        }
+        Ok(bytes)
+    }
+
+    fn lost_events(&mut self) -> u64 {
+        // The stats files count every overrun and drop; page markers are a lower bound used
+        // when the stats cannot be read.
+        tracefs::lost_from_stats(&self.instance.dir)
+            .max(self.lost_in_pages)
+            .max(self.pages_with_loss)
+    }
+
+    fn stop(&mut self) -> anyhow::Result<()> {
+        self.instance.disable();
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> anyhow::Result<()> {
+        self.cpus.clear();
+        self.instance.remove()
+    }
+
+    fn skipped(&self) -> u64 {
+        // Records of other ops (`N`) or filtered out of a partition's range count here too.
+        self.skipped_records + self.bad_pages
+    }
+
+    fn device_gone(&self) -> Option<String> {
+        super::device::gone(&self.map, Path::new("/sys"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::device::{kernel_dev, TracedDevice};
+    use crate::record::ringbuf::tests::PageBuilder;
+
+    #[test]
+    fn rwbs_to_op() {
+        assert_eq!(op_from_rwbs(b"WS\0\0"), Some(Op::Write));
+        assert_eq!(op_from_rwbs(b"RA"), Some(Op::Read));
+        assert_eq!(op_from_rwbs(b"FF"), Some(Op::Flush));
+        assert_eq!(op_from_rwbs(b"FWFS"), Some(Op::Write));
+        assert_eq!(op_from_rwbs(b"DS"), Some(Op::Discard));
+        assert_eq!(op_from_rwbs(b"DE"), Some(Op::Discard));
+        assert_eq!(op_from_rwbs(b"N"), None);
+        assert_eq!(op_from_rwbs(b"\0"), None);
+    }
+
+    fn layouts() -> [Layout; 2] {
+        let f = |offset, size| Field {
+            offset,
+            size,
+            signed: false,
+        };
+        [
+            Layout {
+                id: 10,
+                kind: Kind::Issue,
+                pid: f(4, 4),
+                dev: f(8, 4),
+                sector: f(16, 8),
+                nr_sector: f(24, 4),
+                bytes: Some(f(28, 4)),
+                rwbs: f(34, 10),
+            },
+            Layout {
+                id: 11,
+                kind: Kind::Complete,
+                pid: f(4, 4),
+                dev: f(8, 4),
+                sector: f(16, 8),
+                nr_sector: f(24, 4),
+                bytes: None,
+                rwbs: f(34, 10),
+            },
+        ]
+    }
+
+    fn payload(id: u16, dev: u32, sector: u64, nr: u32, rwbs: &[u8]) -> Vec<u8> {
+        let mut p = vec![0u8; 64];
+        p[0..2].copy_from_slice(&id.to_le_bytes());
+        p[4..8].copy_from_slice(&77u32.to_le_bytes());
+        p[8..12].copy_from_slice(&dev.to_le_bytes());
+        p[16..24].copy_from_slice(&sector.to_le_bytes());
+        p[24..28].copy_from_slice(&nr.to_le_bytes());
+        p[28..32].copy_from_slice(&(nr * 512).to_le_bytes());
+        p[34..34 + rwbs.len()].copy_from_slice(rwbs);
+        p
+    }
+
+    #[test]
+    fn decodes_records_from_a_page_and_maps_partitions() {
+        let part = TracedDevice {
+            name: "sdz1".into(),
+            major: 8,
+            minor: 17,
+            disk_name: "sdz".into(),
+            disk_major: 8,
+            disk_minor: 16,
+            start_sector: 2048,
+            size_sectors: 1000,
+        };
+        let map = DeviceMap::new(vec![part]);
+        let dev = kernel_dev(8, 16);
+        let page = PageBuilder::new(1_000)
+            .event(1, &payload(10, dev, 2048 + 8, 8, b"WS"))
+            .event(2, &payload(11, dev, 2048 + 8, 8, b"WS"))
+            .event(3, &payload(10, dev, 10, 8, b"R")) // outside the partition
+            .event(4, &payload(10, kernel_dev(8, 0), 0, 8, b"R")) // another disk
+            .event(5, &payload(10, dev, 0, 0, b"FF"))
+            .event(6, &payload(12, dev, 0, 0, b"R")) // another event type
+            .build(4096);
+        let l = layouts();
+        let mut out = Vec::new();
+        ringbuf::parse_page(&page, |ts, p| out.extend(decode(&l, &map, ts, p))).expect("page");
+        assert_eq!(out.len(), 3);
+        assert_eq!(
+            (
+                out[0].time_nanos,
+                out[0].kind,
+                out[0].offset_bytes,
+                out[0].len_bytes
+            ),
+            (1_001, Kind::Issue, 4096, 4096)
+        );
+        assert_eq!(
+            (out[1].kind, out[1].op, out[1].pid),
+            (Kind::Complete, Op::Write, Some(77))
+        );
+        assert_eq!(
+            (out[2].op, out[2].len_bytes, out[2].offset_bytes),
+            (Op::Flush, 0, 0)
+        );
+    }
+}
