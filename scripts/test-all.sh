@@ -58,9 +58,13 @@ export WASM_BINDGEN_TEST_TIMEOUT=120
 step fmt            check cargo fmt --all -- --check
 step sans-io        check "$here/check-sans-io.sh"
 step clippy-host    check cargo clippy --workspace --exclude web-app --all-targets --quiet -- -D warnings
-step clippy-wasm    check wasm_cargo clippy -p analyzer-core -p web-app --all-targets --quiet -- -D warnings
+step clippy-wasm-core check wasm_cargo clippy -p analyzer-core --lib --test wasm --quiet -- -D warnings
+step clippy-wasm-web  check wasm_cargo clippy -p web-app --all-targets --quiet -- -D warnings
 step test-host      tests cargo test --workspace --exclude web-app --no-fail-fast
-step test-wasm      tests wasm_cargo test -p analyzer-core -p web-app --no-fail-fast
+# The engine's wasm tests (tests/wasm.rs) run in headless Chromium: same bytes in, same answers
+# out as on the host. The lib's own unit tests are host-only (they use proptest).
+step test-wasm-core tests wasm_cargo test -p analyzer-core --test wasm
+step test-wasm-web  tests wasm_cargo test -p web-app
 rm -rf "${TMPDIR:-/tmp}"/org.chromium.Chromium.scoped_dir.* 2>/dev/null
 step trunk-build    check "$here/build-web.sh"
 if [ -f tests/e2e/package.json ]; then
