@@ -32,7 +32,10 @@ if command -v dpkg-query >/dev/null; then
     need_deb rustc-web cargo-web rust-web-src rust-web-llvm lld-22 rust-web-clippy rustfmt-web
   fi
   if [ "$mode" = all ]; then
-    need_deb chromium chromium-driver fio blktrace zstd xz-utils nodejs npm util-linux
+    need_deb chromium chromium-driver fio blktrace zstd xz-utils util-linux
+    # Node.js may come from Debian (nodejs + npm) or from NodeSource (nodejs, npm included).
+    command -v node >/dev/null || need_deb nodejs
+    command -v npm >/dev/null || need_deb npm
   fi
   if [ ${#apt_missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
