@@ -81,6 +81,7 @@ pub struct Summary {
     pub header: TraceHeader,
     pub stats: tracker::TrackerStats,
     pub file_bytes: u64,
+    /// Events in complete chunks in the file.
     pub events_written: u64,
     /// Bytes of raw trace data read from the kernel.
     pub kernel_bytes: u64,
@@ -207,7 +208,7 @@ pub fn record<S: Source, F: OutputFile>(
         header,
         stats: tracker.stats(),
         file_bytes: sink.written_bytes(),
-        events_written: sink.events(),
+        events_written: sink.events_in_file(),
         kernel_bytes,
         write_error,
         skipped: source.skipped(),

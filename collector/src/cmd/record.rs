@@ -243,11 +243,15 @@ impl RunContext<'_> {
             StopReason::DeviceGone(msg) => msg.clone(),
             StopReason::WriteFailed(msg) => format!("writing the file failed: {msg}"),
         };
+        let with_latency = if summary.write_error.is_none() {
+            format!(" ({} with latency)", count(s.written_with_latency))
+        } else {
+            String::new()
+        };
         eprintln!(
-            "blocksight: stopped after {} because {why}: {} requests ({} with latency) in {}",
+            "blocksight: stopped after {} because {why}: {} requests{with_latency} in {}",
             duration(summary.elapsed.as_nanos() as u64),
             count(summary.events_written),
-            count(s.written_with_latency),
             bytes(summary.file_bytes),
         );
         let cpu_nanos = sys::process_cpu_nanos();
@@ -295,10 +299,11 @@ impl RunContext<'_> {
                 "check the output filesystem"
             };
             bail!(
-                "{advice}. Recording stopped; {} keeps the {} complete bytes written before the error \
-                 (readable, without the end marker)",
+                "{advice}. Recording stopped; {} keeps the {} requests ({}) written before the \
+                 error in whole chunks (readable, without the end marker)",
                 self.output.display(),
-                count(summary.file_bytes)
+                count(summary.events_written),
+                bytes(summary.file_bytes)
             );
         }
         if args.output.is_none() {

@@ -36,6 +36,8 @@ pub struct Sink<F: OutputFile> {
     buf: Vec<u8>,
     written_bytes: u64,
     events: u64,
+    /// Events in chunks that reached the file.
+    events_in_file: u64,
     failed: Option<std::io::Error>,
 }
 
@@ -51,9 +53,10 @@ impl<F: OutputFile> Sink<F> {
             buf,
             written_bytes: 0,
             events: 0,
+            events_in_file: 0,
             failed: None,
         };
-        sink.write_buf();
+        sink.write_buf(0);
         match sink.failed.take() {
             Some(e) => Err(e),
             None => Ok(sink),
@@ -70,6 +73,12 @@ impl<F: OutputFile> Sink<F> {
         self.events
     }
 
+    /// Events in complete chunks in the file (fewer than [`Sink::events`] after a write error,
+    /// or while a chunk is being filled).
+    pub fn events_in_file(&self) -> u64 {
+        self.events_in_file
+    }
+
     /// The file, for tests that inspect what was written.
     #[cfg(test)]
     pub fn into_file(self) -> F {
@@ -81,13 +90,18 @@ impl<F: OutputFile> Sink<F> {
         self.failed.as_ref()
     }
 
-    fn write_buf(&mut self) {
+    /// Writes the buffered bytes; `events_in_chunks` is the encoder's count of events in
+    /// chunks so far, which are all in the file once the write succeeds.
+    fn write_buf(&mut self, events_in_chunks: u64) {
         if self.buf.is_empty() {
             return;
         }
         if self.failed.is_none() {
             match self.file.write_all(&self.buf) {
-                Ok(()) => self.written_bytes += self.buf.len() as u64,
+                Ok(()) => {
+                    self.written_bytes += self.buf.len() as u64;
+                    self.events_in_file = events_in_chunks;
+                }
                 Err(e) => {
                     // Keep the file a sequence of whole chunks.
                     let _ = self.file.truncate(self.written_bytes);
@@ -102,28 +116,34 @@ impl<F: OutputFile> Sink<F> {
         if self.failed.is_some() {
             return;
         }
+        let mut in_chunks = 0;
         if let Some(enc) = self.encoder.as_mut() {
             enc.push(event, &mut self.buf);
             self.events += 1;
+            in_chunks = enc.written_events();
         }
-        self.write_buf();
+        self.write_buf(in_chunks);
     }
 
     /// Writes buffered events as a chunk (the once-a-second flush).
     pub fn flush(&mut self) {
+        let mut in_chunks = 0;
         if let Some(enc) = self.encoder.as_mut() {
             enc.flush(&mut self.buf);
+            in_chunks = enc.written_events();
         }
-        self.write_buf();
+        self.write_buf(in_chunks);
     }
 
     /// Writes the final header (dropped-event count) and the end marker, and syncs the file.
     pub fn finish(&mut self, header: &TraceHeader) -> std::io::Result<()> {
+        let mut in_chunks = self.events_in_file;
         if let Some(mut enc) = self.encoder.take() {
             enc.update_header(header, &mut self.buf);
+            in_chunks = enc.written_events();
             enc.finish(&mut self.buf);
         }
-        self.write_buf();
+        self.write_buf(in_chunks);
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
@@ -206,5 +226,6 @@ pub(crate) mod tests {
             n += 1;
         }
         assert!(n > 0 && n < 1_000 && n % 100 == 0, "{n}");
+        assert_eq!(sink.events_in_file(), n);
     }
 }
