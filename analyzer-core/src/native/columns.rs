@@ -220,18 +220,32 @@ impl<'a> Column<'a> {
         }
     }
 
-    /// Reads one LEB128 value. The fast path handles the common one- and two-byte values with a
-    /// single bounds check; the rest goes through the general reader.
+    /// Reads one LEB128 value. The fast path decodes values of up to 8 bytes from one 64-bit
+    /// load without a loop (find the terminating byte, then squeeze out the continuation bits);
+    /// longer values and the last bytes of a column go through the general reader.
     #[inline(always)]
     fn next(&mut self) -> Result<u64, String> {
-        if let Some(&[b0, b1]) = self.bytes.get(self.pos..self.pos + 2) {
-            if b0 < 0x80 {
-                self.pos += 1;
-                return Ok(u64::from(b0));
-            }
-            if b1 < 0x80 {
-                self.pos += 2;
-                return Ok(u64::from(b0 & 0x7f) | (u64::from(b1) << 7));
+        if let Some(word) = self.bytes.get(self.pos..self.pos + 8) {
+            let word = u64::from_le_bytes([
+                word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
+            ]);
+            let stops = !word & 0x8080_8080_8080_8080;
+            if stops != 0 {
+                // The first byte without a continuation bit ends the value.
+                let len_bytes = stops.trailing_zeros() / 8 + 1;
+                self.pos += len_bytes as usize;
+                let keep = if len_bytes == 8 {
+                    u64::MAX
+                } else {
+                    (1u64 << (8 * len_bytes)) - 1
+                };
+                let mut x = word & keep & 0x7f7f_7f7f_7f7f_7f7f;
+                x = (x & 0x0000_007f_0000_007f)
+                    | ((x & 0x0000_7f00_0000_7f00) >> 1)
+                    | ((x & 0x007f_0000_007f_0000) >> 2)
+                    | ((x & 0x7f00_0000_7f00_0000) >> 3);
+                x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
+                return Ok(x);
             }
         }
         self.next_slow()
@@ -261,101 +275,183 @@ impl<'a> Column<'a> {
     }
 }
 
-/// Decodes an events payload into `out` (cleared first). On error `out` holds nothing useful
-/// and the message says what was wrong.
-pub(super) fn decode(payload: &[u8], out: &mut Vec<IoEvent>) -> Result<(), String> {
-    out.clear();
-    let config = super::bincode_config().with_limit::<{ super::MAX_PAYLOAD_BYTES }>();
-    let (c, used): (ColumnsIn<'_>, usize) =
-        bincode::serde::borrow_decode_from_slice(payload, config)
-            .map_err(|e| format!("the events payload does not decode: {e}"))?;
-    if used != payload.len() {
-        return Err(format!(
-            "{} byte(s) after the event columns",
-            payload.len() - used
-        ));
-    }
-    let n = c.event_count as usize;
-    if n > super::MAX_CHUNK_EVENTS {
-        return Err(format!(
-            "{n} events exceed the limit of {} per chunk",
-            super::MAX_CHUNK_EVENTS
-        ));
-    }
-    if c.tags.len() != n {
-        return Err(format!("{n} events but {} tag bytes", c.tags.len()));
-    }
-    if c.time_unit_nanos == 0 || c.latency_unit_nanos == 0 {
-        return Err("a time or latency unit of 0".into());
-    }
-    let time_unit = c.time_unit_nanos;
-    let latency_unit = c.latency_unit_nanos;
-    let mut times = Column::new(c.times, "time");
-    let mut offsets = Column::new(c.offsets, "offset");
-    let mut lens = Column::new(c.lens, "length");
-    let mut devices = Column::new(c.devices, "device");
-    let mut latencies = Column::new(c.latencies, "latency");
-    let mut pids = Column::new(c.pids, "pid");
+/// Names of the columns in [`ChunkReader::cols`] order, for error messages.
+const COLUMN_NAMES: [&str; 7] = [
+    "tag", "time", "offset", "length", "device", "latency", "pid",
+];
+const TAGS: usize = 0;
+const TIMES: usize = 1;
+const OFFSETS: usize = 2;
+const LENS: usize = 3;
+const DEVICES: usize = 4;
+const LATENCIES: usize = 5;
+const PIDS: usize = 6;
 
-    out.reserve(n);
-    let (mut time, mut end, mut device, mut len, mut pid) = (0u64, 0u64, 0u32, 0u32, 0u32);
-    for &tag in c.tags {
-        let dt = unzigzag(times.next()?);
-        time = time.wrapping_add((dt as u64).wrapping_mul(time_unit));
+/// Reads the events of one chunk in batches, so that decoded events stay in a small,
+/// cache-resident buffer instead of a whole chunk's worth of `IoEvent`s. Holds byte ranges into
+/// the payload (owned by the caller) and the delta state between batches.
+#[derive(Debug, Default)]
+pub(super) struct ChunkReader {
+    /// Unread byte range of each column within the payload.
+    cols: [std::ops::Range<usize>; 7],
+    time_unit_nanos: u64,
+    latency_unit_nanos: u64,
+    time: u64,
+    end: u64,
+    device: u32,
+    len: u32,
+    pid: u32,
+}
 
-        let d_offset = unzigzag(offsets.next()?) as u64;
-        let aligned = tag & TAG_ALIGNED != 0;
-        let offset = end.wrapping_add(if aligned {
-            d_offset.wrapping_mul(SECTOR_BYTES)
-        } else {
-            d_offset
-        });
-        if tag & TAG_NEW_LEN != 0 {
-            let v = lens.next()?;
-            let bytes = if aligned {
-                v.checked_mul(SECTOR_BYTES)
+impl ChunkReader {
+    /// Parses an events payload's layout. Nothing is decoded yet.
+    pub(super) fn start(&mut self, payload: &[u8]) -> Result<(), String> {
+        *self = ChunkReader::default();
+        let config = super::bincode_config().with_limit::<{ super::MAX_PAYLOAD_BYTES }>();
+        let (c, used): (ColumnsIn<'_>, usize) =
+            bincode::serde::borrow_decode_from_slice(payload, config)
+                .map_err(|e| format!("the events payload does not decode: {e}"))?;
+        if used != payload.len() {
+            return Err(format!(
+                "{} byte(s) after the event columns",
+                payload.len() - used
+            ));
+        }
+        let n = c.event_count as usize;
+        if n > super::MAX_CHUNK_EVENTS {
+            return Err(format!(
+                "{n} events exceed the limit of {} per chunk",
+                super::MAX_CHUNK_EVENTS
+            ));
+        }
+        if c.tags.len() != n {
+            return Err(format!("{n} events but {} tag bytes", c.tags.len()));
+        }
+        if c.time_unit_nanos == 0 || c.latency_unit_nanos == 0 {
+            return Err("a time or latency unit of 0".into());
+        }
+        // The columns borrow from `payload`; keep them as ranges so that the payload can be
+        // owned by the caller between batches.
+        let base = payload.as_ptr() as usize;
+        let range = |col: &[u8]| {
+            let start = col.as_ptr() as usize - base;
+            start..start + col.len()
+        };
+        self.cols = [
+            range(c.tags),
+            range(c.times),
+            range(c.offsets),
+            range(c.lens),
+            range(c.devices),
+            range(c.latencies),
+            range(c.pids),
+        ];
+        self.time_unit_nanos = c.time_unit_nanos;
+        self.latency_unit_nanos = c.latency_unit_nanos;
+        Ok(())
+    }
+
+    /// Events not yet decoded.
+    pub(super) fn remaining(&self) -> usize {
+        self.cols[TAGS].len()
+    }
+
+    /// Decodes up to `max` more events of the chunk started with `payload` into `out` (cleared
+    /// first). After the last event, checks that every column was used up exactly.
+    pub(super) fn read_batch(
+        &mut self,
+        payload: &[u8],
+        out: &mut Vec<IoEvent>,
+        max: usize,
+    ) -> Result<(), String> {
+        out.clear();
+        let column = |i: usize| Column::new(&payload[self.cols[i].clone()], COLUMN_NAMES[i]);
+        let n = self.remaining().min(max);
+        let tags = &payload[self.cols[TAGS].start..self.cols[TAGS].start + n];
+        let mut times = column(TIMES);
+        let mut offsets = column(OFFSETS);
+        let mut lens = column(LENS);
+        let mut devices = column(DEVICES);
+        let mut latencies = column(LATENCIES);
+        let mut pids = column(PIDS);
+        let (time_unit, latency_unit) = (self.time_unit_nanos, self.latency_unit_nanos);
+        let (mut time, mut end, mut device, mut len, mut pid) =
+            (self.time, self.end, self.device, self.len, self.pid);
+
+        out.reserve(n);
+        for &tag in tags {
+            let dt = unzigzag(times.next()?);
+            time = time.wrapping_add((dt as u64).wrapping_mul(time_unit));
+
+            let d_offset = unzigzag(offsets.next()?) as u64;
+            let aligned = tag & TAG_ALIGNED != 0;
+            let offset = end.wrapping_add(if aligned {
+                d_offset.wrapping_mul(SECTOR_BYTES)
             } else {
-                Some(v)
-            };
-            len = bytes
-                .and_then(|b| u32::try_from(b).ok())
-                .ok_or_else(|| format!("length {v} does not fit 32 bits"))?;
-        }
-        end = offset.wrapping_add(u64::from(len));
-        if tag & TAG_NEW_DEVICE != 0 {
-            let v = devices.next()?;
-            device = u32::try_from(v).map_err(|_| format!("device {v} does not fit 32 bits"))?;
-        }
-        let latency_nanos = if tag & TAG_LATENCY != 0 {
-            let v = latencies.next()?;
-            Some(
-                v.checked_mul(latency_unit)
-                    .ok_or_else(|| format!("latency {v} x {latency_unit} overflows"))?,
-            )
-        } else {
-            None
-        };
-        let pid_out = if tag & TAG_PID != 0 {
-            if tag & TAG_NEW_PID != 0 {
-                let v = pids.next()?;
-                pid = u32::try_from(v).map_err(|_| format!("pid {v} does not fit 32 bits"))?;
+                d_offset
+            });
+            if tag & TAG_NEW_LEN != 0 {
+                let v = lens.next()?;
+                let bytes = if aligned {
+                    v.checked_mul(SECTOR_BYTES)
+                } else {
+                    Some(v)
+                };
+                len = bytes
+                    .and_then(|b| u32::try_from(b).ok())
+                    .ok_or_else(|| format!("length {v} does not fit 32 bits"))?;
             }
-            Some(pid)
-        } else {
-            None
-        };
-        out.push(IoEvent {
-            time_nanos: time,
-            device,
-            offset_bytes: offset,
-            len_bytes: len,
-            op: OPS[usize::from(tag & 3)],
-            latency_nanos,
-            pid: pid_out,
-        });
+            end = offset.wrapping_add(u64::from(len));
+            if tag & TAG_NEW_DEVICE != 0 {
+                let v = devices.next()?;
+                device =
+                    u32::try_from(v).map_err(|_| format!("device {v} does not fit 32 bits"))?;
+            }
+            let latency_nanos = if tag & TAG_LATENCY != 0 {
+                let v = latencies.next()?;
+                Some(
+                    v.checked_mul(latency_unit)
+                        .ok_or_else(|| format!("latency {v} x {latency_unit} overflows"))?,
+                )
+            } else {
+                None
+            };
+            let pid_out = if tag & TAG_PID != 0 {
+                if tag & TAG_NEW_PID != 0 {
+                    let v = pids.next()?;
+                    pid = u32::try_from(v).map_err(|_| format!("pid {v} does not fit 32 bits"))?;
+                }
+                Some(pid)
+            } else {
+                None
+            };
+            out.push(IoEvent {
+                time_nanos: time,
+                device,
+                offset_bytes: offset,
+                len_bytes: len,
+                op: OPS[usize::from(tag & 3)],
+                latency_nanos,
+                pid: pid_out,
+            });
+        }
+        (self.time, self.end, self.device, self.len, self.pid) = (time, end, device, len, pid);
+        self.cols[TAGS].start += n;
+        for (i, c) in [
+            (TIMES, &times),
+            (OFFSETS, &offsets),
+            (LENS, &lens),
+            (DEVICES, &devices),
+            (LATENCIES, &latencies),
+            (PIDS, &pids),
+        ] {
+            self.cols[i].start += c.pos;
+        }
+        if self.remaining() == 0 {
+            for c in [&times, &offsets, &lens, &devices, &latencies, &pids] {
+                c.check_consumed()?;
+            }
+        }
+        Ok(())
     }
-    for c in [&times, &offsets, &lens, &devices, &latencies, &pids] {
-        c.check_consumed()?;
-    }
-    Ok(())
 }
