@@ -393,4 +393,14 @@ pub trait MultiDecoder {
     fn diagnostics(&self) -> &Diagnostics;
 }
 
+pub mod alibaba;
+pub mod blkparse;
+pub mod csv_fields;
+pub mod fio_iolog;
+pub mod generic_csv;
 pub mod merge;
+pub mod msr;
+pub mod spc;
+pub mod tencent;
+pub(crate) mod text;
+pub mod tracefs;

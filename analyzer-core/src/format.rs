@@ -6,7 +6,14 @@
 use serde::{Deserialize, Serialize};
 
 use crate::decode::merge::{Merge, Single};
-use crate::decode::{DecodeError, DecodeOptions, Decoder, MultiDecoder};
+use crate::decode::text::{sniff_lines, TextDecoder};
+use crate::decode::{alibaba, blkparse, fio_iolog, generic_csv, msr, spc, tencent, tracefs};
+use crate::decode::{Action, DecodeError, DecodeOptions, Decoder, MultiDecoder};
+
+/// Boxes a text format's line parser as a push decoder.
+fn text<F: crate::decode::text::LineFormat + 'static>(format: F) -> Box<dyn Decoder> {
+    Box::new(TextDecoder::new(format))
+}
 
 /// Every trace format Blocksight reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -105,9 +112,19 @@ impl TraceFormat {
 
     /// Builds a decoder for this format.
     pub fn decoder(self, options: &DecodeOptions) -> Result<Box<dyn Decoder>, DecodeError> {
-        let _ = options;
         match self {
             TraceFormat::Native => Ok(Box::new(crate::native::NativeDecoder::new())),
+            TraceFormat::BlkparseText => Ok(text(blkparse::Blkparse::new(options.action))),
+            TraceFormat::TracefsText => Ok(text(tracefs::Tracefs::new(options.action))),
+            TraceFormat::MsrCsv => Ok(text(msr::Msr::new())),
+            TraceFormat::Spc => Ok(text(spc::Spc::new())),
+            TraceFormat::AlibabaCsv => Ok(text(alibaba::Alibaba::new())),
+            TraceFormat::TencentCsv => Ok(text(tencent::Tencent::new())),
+            TraceFormat::FioIologV2 => Ok(text(fio_iolog::FioIolog::new(2))),
+            TraceFormat::FioIologV3 => Ok(text(fio_iolog::FioIolog::new(3))),
+            TraceFormat::GenericCsv => {
+                Ok(text(generic_csv::GenericCsv::new(options.csv_columns.as_deref())?))
+            }
             _ => Err(DecodeError::other(self.name(), "this format's decoder is not built yet")),
         }
     }
@@ -153,6 +170,18 @@ pub fn sniff(head: &[u8]) -> Option<TraceFormat> {
 fn sniff_one(format: TraceFormat, head: &[u8]) -> Confidence {
     match format {
         TraceFormat::Native if head.starts_with(&crate::native::MAGIC) => Confidence::Yes,
+        TraceFormat::BlkparseText => sniff_lines(blkparse::Blkparse::new(Action::Issue), head),
+        TraceFormat::TracefsText => sniff_lines(tracefs::Tracefs::new(Action::Issue), head),
+        TraceFormat::MsrCsv => sniff_lines(msr::Msr::new(), head),
+        TraceFormat::Spc => sniff_lines(spc::Spc::new(), head),
+        TraceFormat::AlibabaCsv => sniff_lines(alibaba::Alibaba::new(), head),
+        TraceFormat::TencentCsv => sniff_lines(tencent::Tencent::new(), head),
+        TraceFormat::FioIologV2 => sniff_lines(fio_iolog::FioIolog::new(2), head),
+        TraceFormat::FioIologV3 => sniff_lines(fio_iolog::FioIolog::new(3), head),
+        TraceFormat::GenericCsv => match generic_csv::GenericCsv::new(None) {
+            Ok(csv) => sniff_lines(csv, head),
+            Err(_) => Confidence::No,
+        },
         _ => Confidence::No,
     }
 }

@@ -15,6 +15,7 @@
 
 pub mod decode;
 pub mod event;
+pub mod export;
 pub mod format;
 pub mod hash;
 pub mod mrc;

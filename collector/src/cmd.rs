@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+pub mod export;
 pub mod record;
 pub mod stat;
 

@@ -168,6 +168,15 @@ pub fn read_events(
     args: &InputArgs,
     mut each: impl FnMut(&IoEvent),
 ) -> anyhow::Result<ReadSummary> {
+    read_events_with_header(args, |_, e| each(e))
+}
+
+/// Like [`read_events`], but also passes the header as known at each event, so a consumer can
+/// name a device the moment it first appears (text formats discover devices as they go).
+pub fn read_events_with_header(
+    args: &InputArgs,
+    mut each: impl FnMut(&TraceHeader, &IoEvent),
+) -> anyhow::Result<ReadSummary> {
     let paths = expand_inputs(&args.inputs)?;
     let total: u64 = paths.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
     let bar = progress_bar(total, args.quiet);
@@ -177,6 +186,8 @@ pub fn read_events(
         Some(name) => TraceFormat::from_name(name).with_context(|| {
             format!("unknown format {name:?}; `blocksight formats` lists the formats")
         })?,
+        // A column mapping only makes sense for the generic CSV format.
+        None if args.csv_columns.is_some() => TraceFormat::GenericCsv,
         None => {
             let first = &sources[0];
             analyzer_core::format::sniff(&first.head).with_context(|| {
@@ -208,12 +219,12 @@ pub fn read_events(
 fn drive(
     decoder: &mut dyn MultiDecoder,
     sources: &mut [Source],
-    each: &mut impl FnMut(&IoEvent),
+    each: &mut impl FnMut(&TraceHeader, &IoEvent),
 ) -> anyhow::Result<()> {
     let mut buf = vec![0u8; CHUNK_BYTES];
     loop {
         while let Some(e) = decoder.next_event()? {
-            each(&e);
+            each(decoder.header(), &e);
         }
         let Some(i) = decoder.wants() else { return Ok(()) };
         let source = &mut sources[i];

@@ -22,6 +22,8 @@ struct Cli {
 enum Command {
     /// Summarise traces: counts, bytes, footprint, duration, request sizes, sequential fraction.
     Stat(cmd::stat::Args),
+    /// Write a trace as CSV, a fio iolog (replay with `fio --read_iolog`) or libCacheSim CSV.
+    Export(cmd::export::Args),
     /// Record the block requests of devices on this machine into a native trace (root).
     Record(cmd::record::Args),
     /// List the trace formats blocksight reads, with their `--format` names.
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Stat(args) => cmd::stat::run(&args),
+        Command::Export(args) => cmd::export::run(&args),
         Command::Record(args) => cmd::record::run(&args),
         Command::Formats => cmd::formats(),
     };

@@ -1,0 +1,255 @@
+//! Any CSV (or delimited text) trace, read with a column mapping given by the user
+//! (`--csv-columns`, see [`super::csv_fields`] and docs/formats.md) or named by a header line
+//! (such as the one Blocksight's own CSV export writes).
+//!
+//! Fields may be wrapped in double quotes (without embedded quotes), so device names like
+//! `"8,0"` survive a comma delimiter. Times are taken as given (converted to nanoseconds, not
+//! rebased); an empty latency or PID field means unknown. A file without a device column is
+//! one device named `csv`.
+
+use super::csv_fields::CsvColumns;
+use super::text::{parse_scaled, utf8, Delimiter, LineFormat, Out};
+use super::DecodeError;
+use crate::event::{IoEvent, Op};
+
+pub struct GenericCsv {
+    columns: Option<CsvColumns>,
+    /// Byte ranges of the current line's fields, reused from line to line.
+    spans: Vec<(usize, usize)>,
+    /// Lines seen so far (for `skip_header`).
+    lines_seen: u64,
+    /// Whether the first non-empty line has been looked at (header detection).
+    first_done: bool,
+}
+
+/// The device name used when the mapping has no device column.
+pub const DEFAULT_DEVICE: &str = "csv";
+
+impl GenericCsv {
+    /// With `spec` = `None`, the first line must be a header naming the columns.
+    pub fn new(spec: Option<&str>) -> Result<GenericCsv, DecodeError> {
+        let columns = match spec {
+            Some(s) => Some(
+                CsvColumns::parse(s)
+                    .map_err(|e| DecodeError::other("csv", format!("--csv-columns: {e}")))?,
+            ),
+            None => None,
+        };
+        Ok(GenericCsv {
+            columns,
+            spans: Vec::new(),
+            lines_seen: 0,
+            first_done: false,
+        })
+    }
+
+    fn split(&mut self, line: &str, delimiter: Delimiter) -> Result<(), String> {
+        self.spans.clear();
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        loop {
+            while i < bytes.len()
+                && (bytes[i] == b' ' || (bytes[i] == b'\t' && delimiter != Delimiter::Char('\t')))
+            {
+                i += 1;
+            }
+            if delimiter == Delimiter::Whitespace && i >= bytes.len() {
+                return Ok(());
+            }
+            let (start, end, next);
+            if bytes.get(i) == Some(&b'"') {
+                let close = line[i + 1..]
+                    .find('"')
+                    .ok_or_else(|| format!("unterminated quote in field {}", self.spans.len()))?;
+                start = i + 1;
+                end = i + 1 + close;
+                next = end + 1;
+            } else {
+                start = i;
+                let stop = match delimiter {
+                    Delimiter::Char(c) => line[i..].find(c).map_or(bytes.len(), |p| i + p),
+                    Delimiter::Whitespace => {
+                        line[i..].find([' ', '\t']).map_or(bytes.len(), |p| i + p)
+                    }
+                };
+                end = line[start..stop].trim_end().len() + start;
+                next = stop;
+            }
+            self.spans.push((start, end));
+            // Move past the delimiter after the field, if any.
+            let mut j = next;
+            while j < bytes.len()
+                && (bytes[j] == b' ' || (bytes[j] == b'\t' && delimiter != Delimiter::Char('\t')))
+            {
+                j += 1;
+            }
+            match delimiter {
+                Delimiter::Char(c) => {
+                    if j >= bytes.len() {
+                        return Ok(());
+                    }
+                    if !line[j..].starts_with(c) {
+                        return Err(format!(
+                            "text after the closing quote of field {}",
+                            self.spans.len() - 1
+                        ));
+                    }
+                    i = j + c.len_utf8();
+                }
+                Delimiter::Whitespace => {
+                    if j >= bytes.len() {
+                        return Ok(());
+                    }
+                    i = j;
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, line: &str, out: &mut Out) -> Result<Option<IoEvent>, String> {
+        let Some(c) = self.columns.take() else {
+            return Ok(None);
+        };
+        let result = self.record_with(&c, line, out);
+        self.columns = Some(c);
+        result
+    }
+
+    fn record_with(
+        &mut self,
+        c: &CsvColumns,
+        line: &str,
+        out: &mut Out,
+    ) -> Result<Option<IoEvent>, String> {
+        self.split(line, c.delimiter)?;
+        if self.spans.len() <= c.max_column() {
+            return Err(format!(
+                "{} fields, but the mapping uses column {}",
+                self.spans.len(),
+                c.max_column()
+            ));
+        }
+        let field = |i: usize| {
+            let (s, e) = self.spans[i];
+            &line[s..e]
+        };
+        let time = field(c.time);
+        let time_nanos = match parse_scaled(time, c.time_scale_digits) {
+            Some(t) => t,
+            None if !self.first_done && c.skip_header_lines.is_none() => {
+                // The first line's time is not a number: it is a header.
+                self.first_done = true;
+                out.ignore();
+                return Ok(None);
+            }
+            None => return Err(format!("time {time:?} (column {}) is not a number", c.time)),
+        };
+        self.first_done = true;
+        let op_field = field(c.op);
+        let op = c.op(op_field).ok_or_else(|| {
+            format!(
+                "op {op_field:?} (column {}) is not read, write, discard or flush",
+                c.op
+            )
+        })?;
+        let offset = field(c.offset);
+        let offset_bytes = offset
+            .parse::<u64>()
+            .ok()
+            .and_then(|o| o.checked_mul(c.offset_unit_bytes))
+            .ok_or_else(|| {
+                format!(
+                    "offset {offset:?} (column {}) is not a byte offset",
+                    c.offset
+                )
+            })?;
+        let len = field(c.len);
+        let len_bytes = len
+            .parse::<u64>()
+            .ok()
+            .and_then(|l| l.checked_mul(c.len_unit_bytes))
+            .and_then(|l| u32::try_from(l).ok())
+            .ok_or_else(|| {
+                format!(
+                    "length {len:?} (column {}) is not a length below 4 GiB",
+                    c.len
+                )
+            })?;
+        let latency_nanos = match c.latency.map(field) {
+            None | Some("") => None,
+            Some(l) => Some(
+                parse_scaled(l, c.latency_scale_digits)
+                    .ok_or_else(|| format!("latency {l:?} is not a number"))?,
+            ),
+        };
+        let pid = match c.pid.map(field) {
+            None | Some("") => None,
+            Some(p) => Some(
+                p.parse::<u32>()
+                    .map_err(|_| format!("pid {p:?} is not a number"))?,
+            ),
+        };
+        let device_name = c.device.map(field).unwrap_or(DEFAULT_DEVICE);
+        if device_name.is_empty() {
+            return Err(format!(
+                "empty device name (column {})",
+                c.device.unwrap_or(0)
+            ));
+        }
+        Ok(Some(IoEvent {
+            time_nanos,
+            device: out.device(device_name),
+            offset_bytes,
+            len_bytes: if op == Op::Flush { 0 } else { len_bytes },
+            op,
+            latency_nanos,
+            pid,
+        }))
+    }
+}
+
+impl LineFormat for GenericCsv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+
+    fn line(&mut self, line_no: u64, text: &[u8], out: &mut Out) {
+        self.lines_seen += 1;
+        let line = match utf8(text) {
+            Ok(l) => l.trim_end(),
+            Err(why) => return out.skip(line_no, why),
+        };
+        if let Some(skip) = self.columns.as_ref().and_then(|c| c.skip_header_lines) {
+            if self.lines_seen <= skip {
+                return out.ignore();
+            }
+        }
+        if line.trim().is_empty() || line.starts_with('#') {
+            return out.ignore();
+        }
+        if self.columns.is_none() {
+            match CsvColumns::from_header(line) {
+                Some(c) => {
+                    self.columns = Some(c);
+                    self.first_done = true;
+                    out.saw_header = true;
+                    return out.ignore();
+                }
+                None => {
+                    return out.fail(DecodeError::at_line(
+                        "csv",
+                        line_no,
+                        "the generic CSV format needs --csv-columns (for example \
+                         time=0,op=1,offset=2,len=3) or a first line naming the columns \
+                         (time_nanos,device,offset_bytes,len_bytes,op,latency_nanos,pid)",
+                    ))
+                }
+            }
+        }
+        match self.record(line, out) {
+            Ok(Some(e)) => out.emit(e),
+            Ok(None) => {}
+            Err(why) => out.skip(line_no, why),
+        }
+    }
+}

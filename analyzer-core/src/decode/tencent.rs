@@ -1,0 +1,70 @@
+//! Tencent Cloud Block Storage traces (SNIA IOTTA trace set 27917, from the ATC '20 OSCA paper):
+//! `Timestamp,Offset,Size,IOType,VolumeID`.
+//!
+//! `Timestamp` is Unix time in whole seconds; `Offset` and `Size` are 512-byte sectors;
+//! `IOType` is 0 for a read and 1 for a write; `VolumeID` names the cloud volume (the device is
+//! named by the number). Many requests share one second; they keep file order.
+
+use super::text::{
+    parse_u64, sectors_to_len_bytes, sectors_to_offset_bytes, split_fields, Clock, Delimiter,
+    LineFormat, Out,
+};
+use crate::event::{IoEvent, Op};
+
+#[derive(Default)]
+pub struct Tencent {
+    clock: Clock,
+}
+
+impl Tencent {
+    pub fn new() -> Tencent {
+        Tencent::default()
+    }
+
+    fn record(&mut self, line: &str, out: &mut Out) -> Result<IoEvent, String> {
+        let (n, [ts, offset, size, io_type, volume]) =
+            split_fields::<5>(line, Delimiter::Char(','));
+        if n != 5 {
+            return Err(format!("expected 5 comma-separated fields, found {n}"));
+        }
+        let seconds = parse_u64(ts, "Timestamp")?;
+        let offset_bytes = sectors_to_offset_bytes(parse_u64(offset, "Offset")?)?;
+        let len = sectors_to_len_bytes(parse_u64(size, "Size")?)?;
+        let op = match io_type {
+            "0" => Op::Read,
+            "1" => Op::Write,
+            _ => {
+                return Err(format!(
+                    "IOType {io_type:?} is neither 0 (read) nor 1 (write)"
+                ))
+            }
+        };
+        parse_u64(volume, "VolumeID")?;
+        let rel_seconds = self.clock.relative(seconds, &mut out.header, |t0| {
+            i64::try_from(t0)
+                .ok()
+                .and_then(|s| s.checked_mul(1_000_000_000))
+        });
+        Ok(IoEvent {
+            time_nanos: rel_seconds.saturating_mul(1_000_000_000),
+            device: out.device(volume),
+            offset_bytes,
+            len_bytes: len,
+            op,
+            latency_nanos: None,
+            pid: None,
+        })
+    }
+}
+
+impl LineFormat for Tencent {
+    fn name(&self) -> &'static str {
+        "tencent"
+    }
+
+    fn line(&mut self, line_no: u64, text: &[u8], out: &mut Out) {
+        out.csv_record(line_no, text, &["timestamp", "offset"], |line, out| {
+            self.record(line, out)
+        });
+    }
+}

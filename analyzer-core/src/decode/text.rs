@@ -1,0 +1,575 @@
+//! Machinery shared by the line-oriented text decoders (blkparse, tracefs, the CSV formats, fio
+//! iologs): a generic push [`Decoder`] over [`LineBuffer`], exact decimal parsing, field
+//! splitting, and the bounded issue/complete matcher that gives latencies.
+//!
+//! A text format only implements [`LineFormat`]: one call per line, which may emit an event,
+//! ignore the line, skip it with a reason, or stop the input (blkparse's summary section).
+//! Everything else (chunking, over-long lines, CRLF, diagnostics, the "this is not the format
+//! at all" error) lives here once.
+
+use std::collections::VecDeque;
+
+use super::{DecodeError, Decoder, Diagnostics, Line, LineBuffer};
+use crate::event::{IoEvent, Op, TraceHeader};
+use crate::format::Confidence;
+use crate::hash::IntMap;
+
+/// After this many skipped lines with no accepted record, the input is declared not to be the
+/// format at all (a wrong `--format`), instead of skipping a whole large file line by line.
+pub(crate) const GIVE_UP_AFTER_SKIPPED_LINES: u64 = 100;
+
+/// Where a [`LineFormat`] puts what it found in a line.
+pub(crate) struct Out {
+    pub header: TraceHeader,
+    pub diagnostics: Diagnostics,
+    events: VecDeque<IoEvent>,
+    /// Device name -> index in `header.devices`, so a lookup per line is a hash, not a scan.
+    devices: std::collections::HashMap<String, u32>,
+    /// Lines that held a record (an event, or a completion used for latency).
+    accepted_lines: u64,
+    stopped: bool,
+    /// A header line unique to the format was seen (sniffing says `Yes`).
+    pub saw_header: bool,
+    fatal: Option<DecodeError>,
+}
+
+impl Out {
+    pub fn emit(&mut self, event: IoEvent) {
+        self.accepted_lines += 1;
+        self.events.push_back(event);
+    }
+
+    /// Emits an event that was already counted as accepted when its line was read (events held
+    /// back by a [`Pending`] matcher).
+    pub fn emit_held(&mut self, event: IoEvent) {
+        self.events.push_back(event);
+    }
+
+    /// Counts a line that held a valid record that yields no event by itself.
+    pub fn accept(&mut self) {
+        self.accepted_lines += 1;
+    }
+
+    /// Counts a line that is valid but not a request (a header, a comment, another action).
+    pub fn ignore(&mut self) {
+        self.diagnostics.ignored_records += 1;
+    }
+
+    pub fn skip(&mut self, line_no: u64, why: impl std::fmt::Display) {
+        self.diagnostics.skip(|| format!("line {line_no}: {why}"));
+    }
+
+    /// The input cannot be read as this format at all: the decoder stops with this error.
+    pub fn fail(&mut self, error: DecodeError) {
+        self.fatal.get_or_insert(error);
+    }
+
+    /// The rest of the input is not records (blkparse's summary): ignore it without errors.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// The index of the device named `name`, adding it to the header when new.
+    pub fn device(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.devices.get(name) {
+            return i;
+        }
+        let i = self.header.device_index(name);
+        self.devices.insert(name.to_owned(), i);
+        i
+    }
+
+    /// Handles one line of a CSV-like format: blank lines and `#` comments are ignored, a header
+    /// line (its first fields equal to `header_names`, case-insensitively) before the first
+    /// record is ignored, anything else goes to `parse`.
+    pub fn csv_record(
+        &mut self,
+        line_no: u64,
+        text: &[u8],
+        header_names: &[&str],
+        parse: impl FnOnce(&str, &mut Out) -> Result<IoEvent, String>,
+    ) {
+        let line = match utf8(text) {
+            Ok(l) => l.trim(),
+            Err(why) => return self.skip(line_no, why),
+        };
+        if line.is_empty() || line.starts_with('#') {
+            return self.ignore();
+        }
+        if self.accepted_lines == 0 && is_header(line, header_names) {
+            self.saw_header = true;
+            return self.ignore();
+        }
+        match parse(line, self) {
+            Ok(e) => self.emit(e),
+            Err(why) => self.skip(line_no, why),
+        }
+    }
+}
+
+/// One text trace format, line by line.
+pub(crate) trait LineFormat {
+    /// The `--format` name, used in errors and as the header's source format.
+    fn name(&self) -> &'static str;
+
+    /// Handles one line (without its line ending). `line_no` is 1-based.
+    fn line(&mut self, line_no: u64, text: &[u8], out: &mut Out);
+
+    /// End of input: emit whatever is still held back.
+    fn finish(&mut self, out: &mut Out) {
+        let _ = out;
+    }
+}
+
+/// A push [`Decoder`] for any [`LineFormat`].
+pub(crate) struct TextDecoder<F: LineFormat> {
+    format: F,
+    lines: LineBuffer,
+    out: Out,
+    finished: bool,
+    drained: bool,
+    failed: bool,
+}
+
+impl<F: LineFormat> TextDecoder<F> {
+    pub fn new(format: F) -> TextDecoder<F> {
+        let name = format.name();
+        TextDecoder {
+            format,
+            lines: LineBuffer::new(),
+            out: Out {
+                header: TraceHeader::new(name),
+                diagnostics: Diagnostics::default(),
+                events: VecDeque::new(),
+                devices: std::collections::HashMap::new(),
+                accepted_lines: 0,
+                stopped: false,
+                saw_header: false,
+                fatal: None,
+            },
+            finished: false,
+            drained: false,
+            failed: false,
+        }
+    }
+}
+
+impl<F: LineFormat> Decoder for TextDecoder<F> {
+    fn push(&mut self, bytes: &[u8]) {
+        if !self.out.stopped && !self.failed {
+            self.lines.push(bytes);
+        }
+    }
+
+    fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
+        loop {
+            if let Some(e) = self.out.events.pop_front() {
+                return Ok(Some(e));
+            }
+            if self.failed {
+                return Ok(None);
+            }
+            if self.out.stopped {
+                if !self.drained {
+                    self.drained = true;
+                    self.format.finish(&mut self.out);
+                    continue;
+                }
+                return Ok(None);
+            }
+            match self.lines.next_line() {
+                Some(Line::Text { line_no, text, .. }) => {
+                    self.format.line(line_no, text, &mut self.out);
+                }
+                Some(Line::TooLong { line_no, .. }) => {
+                    self.out.skip(
+                        line_no,
+                        format_args!("longer than {} bytes", super::MAX_LINE_BYTES),
+                    );
+                }
+                None if self.finished && !self.drained => {
+                    self.drained = true;
+                    self.format.finish(&mut self.out);
+                }
+                None => return Ok(None),
+            }
+            if let Some(error) = self.out.fatal.take() {
+                self.failed = true;
+                self.out.events.clear();
+                return Err(error);
+            }
+            let d = &self.out.diagnostics;
+            if self.out.accepted_lines == 0 && d.skipped_records >= GIVE_UP_AFTER_SKIPPED_LINES {
+                self.failed = true;
+                self.out.events.clear();
+                return Err(DecodeError::other(
+                    self.format.name(),
+                    format!(
+                        "the first {} records are all unreadable, so this is not {} input; first \
+                         reason: {}",
+                        d.skipped_records,
+                        self.format.name(),
+                        d.reasons.first().map(String::as_str).unwrap_or("-")
+                    ),
+                ));
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.finished = true;
+        self.lines.finish();
+    }
+
+    fn header(&self) -> &TraceHeader {
+        &self.out.header
+    }
+
+    fn diagnostics(&self) -> &Diagnostics {
+        &self.out.diagnostics
+    }
+}
+
+/// Whether the first fields of `line` are `names` (case-insensitive, quotes and spaces
+/// ignored).
+pub(crate) fn is_header(line: &str, names: &[&str]) -> bool {
+    let mut fields = line
+        .split([',', ';', '\t'])
+        .map(|f| f.trim().trim_matches('"'));
+    !names.is_empty()
+        && names
+            .iter()
+            .all(|n| fields.next().is_some_and(|f| f.eq_ignore_ascii_case(n)))
+}
+
+/// Guesses whether `head` (the first bytes of an input) is this format by decoding its complete
+/// lines: `Yes` when the format saw its unique header and the lines parse, `Maybe` when at least
+/// one record parses and at most a fifth of the lines are bad, `No` otherwise.
+pub(crate) fn sniff_lines<F: LineFormat>(format: F, head: &[u8]) -> Confidence {
+    // The last line may be cut by the sniff window; only complete lines count.
+    let complete = match head.iter().rposition(|&b| b == b'\n') {
+        Some(nl) => &head[..=nl],
+        None => return Confidence::No,
+    };
+    let mut decoder = TextDecoder::new(format);
+    for line in complete.split_inclusive(|&b| b == b'\n').take(200) {
+        decoder.push(line);
+        loop {
+            match decoder.next_event() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(_) => return Confidence::No,
+            }
+        }
+    }
+    let accepted = decoder.out.accepted_lines;
+    let skipped = decoder.out.diagnostics.skipped_records;
+    if accepted == 0 && !(decoder.out.saw_header && skipped == 0) {
+        return Confidence::No;
+    }
+    // Real traces have the odd bad line; a wrong format has nearly all lines bad.
+    if skipped * 4 > accepted {
+        return Confidence::No;
+    }
+    if decoder.out.saw_header {
+        Confidence::Yes
+    } else {
+        Confidence::Maybe
+    }
+}
+
+/// The line as text, or a reason to skip it.
+pub(crate) fn utf8(text: &[u8]) -> Result<&str, &'static str> {
+    std::str::from_utf8(text).map_err(|_| "not UTF-8 text")
+}
+
+/// Splits a line into its first `N` fields (trimmed of spaces) and returns them with the total
+/// number of fields. The supported CSV traces have no quoted fields; a quote stays part of its
+/// field and fails that field's type check.
+pub(crate) fn split_fields<const N: usize>(line: &str, delimiter: Delimiter) -> (usize, [&str; N]) {
+    match delimiter {
+        Delimiter::Whitespace => first_n(line.split_whitespace()),
+        Delimiter::Char(c) => first_n(line.split(c).map(str::trim)),
+    }
+}
+
+fn first_n<'a, const N: usize>(it: impl Iterator<Item = &'a str>) -> (usize, [&'a str; N]) {
+    let mut fields = [""; N];
+    let mut count = 0;
+    for f in it {
+        if let Some(slot) = fields.get_mut(count) {
+            *slot = f;
+        }
+        count += 1;
+    }
+    (count, fields)
+}
+
+/// How fields are separated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Delimiter {
+    Char(char),
+    /// One or more spaces or tabs.
+    Whitespace,
+}
+
+/// Parses an unsigned decimal integer, naming the field on failure.
+pub(crate) fn parse_u64(field: &str, what: &str) -> Result<u64, String> {
+    field
+        .parse::<u64>()
+        .map_err(|_| format!("{what} {field:?} is not a non-negative integer"))
+}
+
+/// Parses a non-negative decimal number (`12`, `0.551706`, `1.5e3` is not accepted) exactly,
+/// scaled by `10^scale_digits`, so `parse_scaled("0.551706", 9)` is 551_706_000 nanoseconds with
+/// no floating-point rounding. Digits beyond the scale are truncated.
+pub(crate) fn parse_scaled(field: &str, scale_digits: u32) -> Option<u64> {
+    let (int, frac) = match field.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (field, ""),
+    };
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let int_value: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let scale = 10u64.checked_pow(scale_digits)?;
+    let mut frac_value = 0u64;
+    let mut digits = 0;
+    for b in frac.bytes().take(scale_digits as usize) {
+        frac_value = frac_value * 10 + u64::from(b - b'0');
+        digits += 1;
+    }
+    frac_value *= 10u64.pow(scale_digits - digits);
+    int_value.checked_mul(scale)?.checked_add(frac_value)
+}
+
+/// Seconds as a decimal (`123.456789`) to nanoseconds.
+pub(crate) fn parse_seconds_nanos(field: &str) -> Option<u64> {
+    parse_scaled(field, 9)
+}
+
+/// The request kind from a Linux RWBS string (blkparse, tracefs): `D` discard (and `E`, secure
+/// erase), `W` write, `R` read, otherwise (`N`, only `F` flags) a flush with no data.
+pub(crate) fn op_from_rwbs(rwbs: &str) -> Option<Op> {
+    if rwbs.is_empty() || !rwbs.bytes().all(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    Some(if rwbs.contains(['D', 'E']) {
+        Op::Discard
+    } else if rwbs.contains('W') {
+        Op::Write
+    } else if rwbs.contains('R') {
+        Op::Read
+    } else {
+        Op::Flush
+    })
+}
+
+/// A preflush write with no data (`FWS 0 + 0`, how kernels before 4.x and some drivers issue a
+/// cache flush) is a flush, not a zero-length write.
+pub(crate) fn op_with_range(op: Op, rwbs: &str, sectors: u64) -> Op {
+    if sectors == 0 && rwbs.starts_with('F') && op != Op::Discard {
+        Op::Flush
+    } else {
+        op
+    }
+}
+
+/// Bytes from 512-byte sectors, refusing lengths that do not fit [`IoEvent::len_bytes`].
+pub(crate) fn sectors_to_len_bytes(sectors: u64) -> Result<u32, String> {
+    sectors
+        .checked_mul(512)
+        .and_then(|b| u32::try_from(b).ok())
+        .ok_or_else(|| format!("length of {sectors} sectors does not fit in 4 GiB"))
+}
+
+pub(crate) fn sectors_to_offset_bytes(sectors: u64) -> Result<u64, String> {
+    sectors
+        .checked_mul(512)
+        .ok_or_else(|| format!("sector {sectors} is beyond 2^64 bytes"))
+}
+
+pub(crate) fn len_bytes(len: u64) -> Result<u32, String> {
+    u32::try_from(len).map_err(|_| format!("length {len} bytes does not fit in 4 GiB"))
+}
+
+/// Makes times relative to the first record: `time_nanos` counts from the first record's time,
+/// and that time becomes [`TraceHeader::start_unix_nanos`] when the clock is wall-clock time.
+/// A record earlier than the first (traces are only roughly sorted) gets time 0.
+#[derive(Debug, Default)]
+pub(crate) struct Clock {
+    origin: Option<u64>,
+}
+
+impl Clock {
+    /// `t` in the format's nanoseconds; `unix_nanos_of` converts the origin to Unix time.
+    pub fn relative(
+        &mut self,
+        t: u64,
+        header: &mut TraceHeader,
+        unix_nanos_of: impl FnOnce(u64) -> Option<i64>,
+    ) -> u64 {
+        let origin = *self.origin.get_or_insert_with(|| {
+            header.start_unix_nanos = unix_nanos_of(t);
+            t
+        });
+        t.saturating_sub(origin)
+    }
+}
+
+/// How many issued requests wait for their completion at most. Beyond it the oldest is released
+/// without a latency (its completion was lost, or it was merged away), so memory stays bounded.
+pub(crate) const MAX_PENDING: usize = 4096;
+
+/// A request older than this (relative to the newest line) whose completion has not arrived is
+/// released without a latency.
+pub(crate) const MAX_PENDING_AGE_NANOS: u64 = 30_000_000_000;
+
+/// Sector key used for flushes, which have no sector of their own; they complete in order.
+const FLUSH_SECTOR: u64 = u64::MAX;
+
+/// Holds issued requests until their completion gives the latency, releasing them in issue
+/// order. Matching is by device and start sector (flushes by device, in order).
+#[derive(Default)]
+pub(crate) struct Pending {
+    slots: VecDeque<Slot>,
+    /// Sequence number of `slots[0]`.
+    base_seq: u64,
+    by_key: IntMap<u64, VecDeque<u64>>,
+    newest_nanos: u64,
+}
+
+struct Slot {
+    event: IoEvent,
+    key: u64,
+    done: bool,
+}
+
+fn pending_key(device: u32, op: Op, sector: u64) -> u64 {
+    let sector = if op == Op::Flush {
+        FLUSH_SECTOR
+    } else {
+        sector
+    };
+    crate::hash::mix64(sector) ^ u64::from(device).rotate_left(40)
+}
+
+impl Pending {
+    /// Holds `event` (issued at `sector`) until its completion.
+    pub fn issue(&mut self, event: IoEvent, sector: u64, out: &mut Out) {
+        let key = pending_key(event.device, event.op, sector);
+        let seq = self.base_seq + self.slots.len() as u64;
+        self.by_key.entry(key).or_default().push_back(seq);
+        self.newest_nanos = self.newest_nanos.max(event.time_nanos);
+        self.slots.push_back(Slot {
+            event,
+            key,
+            done: false,
+        });
+        self.release(out);
+    }
+
+    /// A completion at `time_nanos`: gives the oldest matching request its latency. Returns
+    /// whether a request matched.
+    pub fn complete(
+        &mut self,
+        device: u32,
+        op: Op,
+        sector: u64,
+        time_nanos: u64,
+        out: &mut Out,
+    ) -> bool {
+        let key = pending_key(device, op, sector);
+        self.newest_nanos = self.newest_nanos.max(time_nanos);
+        let mut matched = false;
+        if let Some(seqs) = self.by_key.get_mut(&key) {
+            while let Some(seq) = seqs.pop_front() {
+                let Some(slot) = seq
+                    .checked_sub(self.base_seq)
+                    .and_then(|i| self.slots.get_mut(i as usize))
+                else {
+                    continue;
+                };
+                if slot.done || slot.event.device != device {
+                    continue;
+                }
+                slot.event.latency_nanos = Some(time_nanos.saturating_sub(slot.event.time_nanos));
+                slot.done = true;
+                matched = true;
+                break;
+            }
+            if seqs.is_empty() {
+                self.by_key.remove(&key);
+            }
+        }
+        self.release(out);
+        matched
+    }
+
+    fn release(&mut self, out: &mut Out) {
+        while let Some(front) = self.slots.front() {
+            let stale = self.slots.len() > MAX_PENDING
+                || front.event.time_nanos.saturating_add(MAX_PENDING_AGE_NANOS) < self.newest_nanos;
+            if !front.done && !stale {
+                break;
+            }
+            let Some(slot) = self.slots.pop_front() else {
+                break;
+            };
+            let seq = self.base_seq;
+            self.base_seq += 1;
+            if !slot.done {
+                if let Some(seqs) = self.by_key.get_mut(&slot.key) {
+                    seqs.retain(|&s| s != seq);
+                    if seqs.is_empty() {
+                        self.by_key.remove(&slot.key);
+                    }
+                }
+            }
+            out.emit_held(slot.event);
+        }
+    }
+
+    /// End of input: release everything still waiting, without latency.
+    pub fn flush(&mut self, out: &mut Out) {
+        for slot in self.slots.drain(..) {
+            out.emit_held(slot.event);
+        }
+        self.by_key.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaled_decimals_are_exact() {
+        assert_eq!(parse_scaled("0.551706", 9), Some(551_706_000));
+        assert_eq!(parse_scaled("12", 9), Some(12_000_000_000));
+        assert_eq!(parse_scaled("533.799760", 9), Some(533_799_760_000));
+        assert_eq!(parse_scaled("1.0000000019", 9), Some(1_000_000_001));
+        assert_eq!(parse_scaled(".5", 3), Some(500));
+        assert_eq!(parse_scaled("", 9), None);
+        assert_eq!(parse_scaled(".", 9), None);
+        assert_eq!(parse_scaled("-1", 9), None);
+        assert_eq!(parse_scaled("1e3", 9), None);
+        assert_eq!(parse_scaled("99999999999999999999", 9), None);
+    }
+
+    #[test]
+    fn rwbs_maps_to_ops() {
+        assert_eq!(op_from_rwbs("WS"), Some(Op::Write));
+        assert_eq!(op_from_rwbs("FWFS"), Some(Op::Write));
+        assert_eq!(op_from_rwbs("RA"), Some(Op::Read));
+        assert_eq!(op_from_rwbs("DS"), Some(Op::Discard));
+        assert_eq!(op_from_rwbs("FN"), Some(Op::Flush));
+        assert_eq!(op_from_rwbs("FF"), Some(Op::Flush));
+        assert_eq!(op_from_rwbs("N"), Some(Op::Flush));
+        assert_eq!(op_from_rwbs("ws"), None);
+        assert_eq!(op_from_rwbs(""), None);
+    }
+}

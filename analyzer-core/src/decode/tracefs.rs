@@ -1,0 +1,198 @@
+//! Text lines from tracefs (`trace_pipe` or `trace`) with the kernel's block events:
+//! `fio-1234 [001] ..... 123.456789: block_rq_issue: 7,0 WS 4096 () 2048 + 8 be,0,4 [fio]` and
+//! `block_rq_complete: 7,0 WS () 2048 + 8 be,0,4 [0]`.
+//!
+//! Kernels differ in the event text: since 6.10 an `ioprio` field (`be,0,4`) follows the range;
+//! older kernels print `7,0 WS 4096 () 2048 + 8 [fio]`, and the flags column (`.....`) is
+//! missing or shorter on old kernels and with some options. The decoder finds the range by its
+//! ` + ` and ignores the fields around it, so all these variants read the same.
+//!
+//! The request is `block_rq_issue` by default, or `block_bio_queue` with `--action Q`;
+//! `block_rq_complete` (and `block_bio_complete`) give the latency by device and start sector
+//! (flushes complete in order). Times are seconds since boot; `time_nanos` counts from the first
+//! request. `CPU:N [LOST M EVENTS]` lines add to the header's dropped-event count. Comment
+//! lines (`#`, the header of the `trace` file) and other events are ignored.
+
+use super::text::{
+    op_from_rwbs, op_with_range, parse_seconds_nanos, sectors_to_len_bytes,
+    sectors_to_offset_bytes, utf8, Clock, LineFormat, Out, Pending,
+};
+use super::Action;
+use crate::event::{IoEvent, Op};
+
+pub struct Tracefs {
+    request_events: [&'static str; 1],
+    complete_events: [&'static str; 2],
+    clock: Clock,
+    pending: Pending,
+}
+
+/// One parsed line.
+struct TraceLine<'a> {
+    pid: Option<u32>,
+    time_nanos: u64,
+    event: &'a str,
+    data: &'a str,
+}
+
+impl Tracefs {
+    pub fn new(action: Action) -> Tracefs {
+        let request_events = match action {
+            Action::Issue => ["block_rq_issue"],
+            Action::Queue => ["block_bio_queue"],
+        };
+        Tracefs {
+            request_events,
+            complete_events: ["block_rq_complete", "block_bio_complete"],
+            clock: Clock::default(),
+            pending: Pending::default(),
+        }
+    }
+
+    fn handle(&mut self, line: &str, out: &mut Out) -> Result<(), String> {
+        let t = split_line(line)?;
+        out.saw_header = true;
+        let is_request = self.request_events.contains(&t.event);
+        if !is_request && !self.complete_events.contains(&t.event) {
+            out.ignore();
+            return Ok(());
+        }
+        let mut tokens = t.data.split_whitespace();
+        let dev = tokens.next().ok_or("no device field")?;
+        let (major, minor) = dev
+            .split_once(',')
+            .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+            .ok_or_else(|| format!("device {dev:?} is not major,minor"))?;
+        let rwbs = tokens.next().ok_or("no RWBS field")?;
+        let op = op_from_rwbs(rwbs).ok_or_else(|| format!("RWBS {rwbs:?} is not an RWBS field"))?;
+        // The range is `sector + sectors`; find it by its `+` (the fields before it vary).
+        let mut prev = "";
+        let mut range = None;
+        while let Some(tok) = tokens.next() {
+            if tok == "+" {
+                let n = tokens.next().ok_or("no sector count after `+`")?;
+                let sector = prev
+                    .parse::<u64>()
+                    .map_err(|_| format!("sector {prev:?} is not a number"))?;
+                let sectors = n
+                    .parse::<u64>()
+                    .map_err(|_| format!("sector count {n:?} is not a number"))?;
+                range = Some((sector, sectors));
+                break;
+            }
+            prev = tok;
+        }
+        let op = op_with_range(op, rwbs, range.map_or(0, |(_, n)| n));
+        let time_nanos = self.clock.relative(t.time_nanos, &mut out.header, |_| None);
+        let device = out.header.device_index_by_dev_t(major, minor);
+        if is_request {
+            let (sector, sectors) = match (range, op) {
+                (_, Op::Flush) => (0, 0),
+                (Some(r), _) => r,
+                (None, _) => return Err(format!("{} has no `sector + sectors` range", t.event)),
+            };
+            let event = IoEvent {
+                time_nanos,
+                device,
+                offset_bytes: sectors_to_offset_bytes(sector)?,
+                len_bytes: sectors_to_len_bytes(sectors)?,
+                op,
+                latency_nanos: None,
+                pid: t.pid,
+            };
+            out.accept();
+            self.pending.issue(event, sector, out);
+        } else {
+            let sector = range.map(|(s, _)| s).unwrap_or(0);
+            if self.pending.complete(device, op, sector, time_nanos, out) {
+                out.accept();
+            } else {
+                out.ignore();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Splits `TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: DATA`.
+fn split_line(line: &str) -> Result<TraceLine<'_>, String> {
+    // The CPU column `[001]` follows the task; task names may contain spaces and brackets, so
+    // take the last `[digits]` before the first `: `.
+    let colon = line.find(": ").ok_or("no `TIMESTAMP: EVENT:` part")?;
+    let head = &line[..colon];
+    let mut cpu_at = None;
+    let mut search = head;
+    while let Some(open) = search.rfind('[') {
+        let after = &search[open + 1..];
+        if let Some(close) = after.find(']') {
+            if close > 0 && after[..close].bytes().all(|b| b.is_ascii_digit()) {
+                cpu_at = Some((open, open + 1 + close + 1));
+                break;
+            }
+        }
+        search = &search[..open];
+    }
+    let (open, close) = cpu_at.ok_or("no `[CPU]` column")?;
+    let task = head[..open].trim_end();
+    let pid = task
+        .rsplit_once('-')
+        .and_then(|(_, p)| p.parse::<u32>().ok());
+    let ts = head[close..]
+        .split_whitespace()
+        .last()
+        .ok_or("no timestamp")?;
+    let time_nanos =
+        parse_seconds_nanos(ts).ok_or_else(|| format!("timestamp {ts:?} is not seconds"))?;
+    let rest = &line[colon + 2..];
+    let (event, data) = rest
+        .split_once(": ")
+        .unwrap_or((rest.trim_end_matches(':'), ""));
+    if event.is_empty()
+        || !event
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return Err(format!("event name {event:?} is not an event name"));
+    }
+    Ok(TraceLine {
+        pid,
+        time_nanos,
+        event,
+        data,
+    })
+}
+
+/// `CPU:1 [LOST 123 EVENTS]` from trace_pipe after a ring-buffer overrun.
+fn lost_events(line: &str) -> Option<u64> {
+    let rest = line.trim().strip_prefix("CPU:")?;
+    let (_, rest) = rest.split_once("[LOST ")?;
+    rest.strip_suffix(" EVENTS]")?.trim().parse().ok()
+}
+
+impl LineFormat for Tracefs {
+    fn name(&self) -> &'static str {
+        "tracefs"
+    }
+
+    fn line(&mut self, line_no: u64, text: &[u8], out: &mut Out) {
+        let line = match utf8(text) {
+            Ok(l) => l,
+            Err(why) => return out.skip(line_no, why),
+        };
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            return out.ignore();
+        }
+        if let Some(lost) = lost_events(trimmed) {
+            out.header.dropped_events += lost;
+            return out.ignore();
+        }
+        if let Err(why) = self.handle(line, out) {
+            out.skip(line_no, why);
+        }
+    }
+
+    fn finish(&mut self, out: &mut Out) {
+        self.pending.flush(out);
+    }
+}
