@@ -395,12 +395,15 @@ pub trait MultiDecoder {
 
 pub mod alibaba;
 pub mod blkparse;
+pub mod blktrace;
 pub mod csv_fields;
 pub mod fio_iolog;
 pub mod generic_csv;
 pub mod merge;
 pub mod msr;
+pub mod oracle_general;
 pub mod spc;
 pub mod tencent;
 pub(crate) mod text;
 pub mod tracefs;
+pub mod vscsi;

@@ -9,6 +9,7 @@ use crate::decode::merge::{Merge, Single};
 use crate::decode::text::{sniff_lines, TextDecoder};
 use crate::decode::{alibaba, blkparse, fio_iolog, generic_csv, msr, spc, tencent, tracefs};
 use crate::decode::{Action, DecodeError, DecodeOptions, Decoder, MultiDecoder};
+use crate::decode::{blktrace, oracle_general, vscsi};
 
 /// Boxes a text format's line parser as a push decoder.
 fn text<F: crate::decode::text::LineFormat + 'static>(format: F) -> Box<dyn Decoder> {
@@ -125,7 +126,10 @@ impl TraceFormat {
             TraceFormat::GenericCsv => {
                 Ok(text(generic_csv::GenericCsv::new(options.csv_columns.as_deref())?))
             }
-            _ => Err(DecodeError::other(self.name(), "this format's decoder is not built yet")),
+            TraceFormat::BlktraceBin => Ok(Box::new(blktrace::BlktraceDecoder::new(options))),
+            TraceFormat::VscsiV1 => Ok(Box::new(vscsi::VscsiDecoder::new(vscsi::VscsiVersion::V1))),
+            TraceFormat::VscsiV2 => Ok(Box::new(vscsi::VscsiDecoder::new(vscsi::VscsiVersion::V2))),
+            TraceFormat::OracleGeneral => Ok(Box::new(oracle_general::OracleGeneralDecoder::new())),
         }
     }
 
@@ -135,6 +139,11 @@ impl TraceFormat {
         inputs: usize,
         options: &DecodeOptions,
     ) -> Result<Box<dyn MultiDecoder>, DecodeError> {
+        if self == TraceFormat::BlktraceBin && inputs > 1 {
+            // Completions are often on another CPU's file than their issue: merge raw records
+            // first, then match (decode::blktrace).
+            return Ok(Box::new(blktrace::BlktraceMulti::new(inputs, options)));
+        }
         if inputs == 1 {
             return Ok(Box::new(Single::new(self.decoder(options)?)));
         }
@@ -182,6 +191,10 @@ fn sniff_one(format: TraceFormat, head: &[u8]) -> Confidence {
             Ok(csv) => sniff_lines(csv, head),
             Err(_) => Confidence::No,
         },
+        TraceFormat::BlktraceBin => blktrace::sniff(head),
+        TraceFormat::VscsiV1 => vscsi::sniff(vscsi::VscsiVersion::V1, head),
+        TraceFormat::VscsiV2 => vscsi::sniff(vscsi::VscsiVersion::V2, head),
+        TraceFormat::OracleGeneral => oracle_general::sniff(head),
         _ => Confidence::No,
     }
 }

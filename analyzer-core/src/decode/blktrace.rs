@@ -1,0 +1,1294 @@
+//! blktrace binary traces: `struct blk_io_trace` records as written by blktrace's per-CPU files
+//! or by the kernel's ftrace `blk` tracer in binary mode, in either byte order.
+//!
+//! # Records
+//!
+//! Each record is a fixed header followed by `pdu_len` bytes of payload. Version 7 (every kernel
+//! since 2.6.x) has a 48-byte header with a 32-bit `action`; version 8 (`struct blk_io_trace2`,
+//! blktrace 1.4 and kernels with `BLKTRACESETUP2`) has a 56-byte header with a 64-bit `action`
+//! placed after `pid`. The byte order is whichever makes the first record's magic read
+//! `0x656174vv`. Traces read from ftrace's `trace_pipe` with the `context-info` option left on
+//! carry 16 extra bytes (pid, cpu, timestamp) before every record; they are detected from the
+//! first record and skipped.
+//!
+//! The low 16 bits of `action` are the action (`__BLK_TA_*`, with bit 8 flagging a cgroup id at
+//! the start of the payload); bits 16..32 are the categories (`BLK_TC_*`): read, write, flush,
+//! discard, sync, FUA, notify, passthrough.
+//!
+//! # Requests, completions and ordering
+//!
+//! The request event is `D` (issue, default) or `Q` (queue, `DecodeOptions::action`). A `C`
+//! (complete) event is matched to the oldest pending request with the same device, start sector
+//! and direction (first in, first out), which gives `latency_nanos`. In queue mode a bio that was
+//! back-merged (`M`) into a request never gets a completion of its own and is released without a
+//! latency; for a front merge (`F`) it is the request's old first bio that is released. A requeued
+//! request (`R`) is dropped in issue mode: its later re-issue is the request the device served.
+//!
+//! Events come out in the time order of their request event. A request is held until its
+//! completion arrives, until the merged input has moved [`HORIZON_NANOS`] past it (30 s, the
+//! block layer's default command timeout, after which the kernel would have timed it out), or
+//! until more than [`MAX_PENDING`] requests are held, whichever comes first; it is then emitted
+//! without a latency. At the end of the input everything still held is emitted. So memory is
+//! bounded by [`MAX_PENDING`] held requests whatever the input, and requests evicted early
+//! because of the cap are counted in the diagnostics.
+//!
+//! Completions are often recorded on another CPU than their issue, so per-CPU files are read
+//! together by [`BlktraceMulti`]: a k-way merge of raw records by timestamp across the inputs,
+//! then matching on the merged stream. Times are nanoseconds since the first record of the merged
+//! stream (as blkparse prints them); a `BLK_TN_TIMESTAMP` notify record, when present, gives
+//! the wall-clock start time. Sequence-number gaps within one CPU's records (blktrace's relay
+//! mode numbers every record; the ftrace tracer writes 0) are counted as dropped events.
+
+use std::collections::VecDeque;
+
+use crate::decode::{Action, DecodeError, DecodeOptions, Decoder, Diagnostics, MultiDecoder};
+use crate::event::{IoEvent, Op, TraceHeader};
+use crate::format::Confidence;
+use crate::hash::IntMap;
+
+const FORMAT: &str = "blktrace";
+
+/// `BLK_IO_TRACE_MAGIC`: the upper 24 bits of every record's first word.
+pub const MAGIC: u32 = 0x6561_7400;
+/// `struct blk_io_trace` header size (version 7).
+pub const V7_HEADER_BYTES: usize = 48;
+/// `struct blk_io_trace2` header size (version 8, padded to 8-byte alignment).
+pub const V8_HEADER_BYTES: usize = 56;
+/// ftrace's per-record context prefix (pid u32, cpu u32, timestamp u64) when `context-info` is on.
+pub const FTRACE_PREFIX_BYTES: usize = 16;
+
+/// A held request is emitted without a latency once the input has moved this far past it.
+pub const HORIZON_NANOS: u64 = 30_000_000_000;
+/// At most this many requests are held waiting for their completion.
+pub const MAX_PENDING: usize = 1 << 18;
+
+/// Bytes per sector in `blk_io_trace::sector`.
+const SECTOR_BYTES: u64 = 512;
+
+// Actions (`enum blktrace_act`, the low bits of `action`).
+const TA_QUEUE: u32 = 1;
+const TA_BACKMERGE: u32 = 2;
+const TA_FRONTMERGE: u32 = 3;
+const TA_REQUEUE: u32 = 6;
+const TA_ISSUE: u32 = 7;
+const TA_COMPLETE: u32 = 8;
+/// `__BLK_TA_CGROUP` / `__BLK_TN_CGROUP`: the payload starts with an 8-byte cgroup id.
+const TA_CGROUP: u32 = 1 << 8;
+// Notify actions (`enum blktrace_notify`), valid when the category has `TC_NOTIFY`.
+const TN_TIMESTAMP: u32 = 1;
+
+// Categories (`enum blktrace_cat`, `action >> 16`).
+const TC_WRITE: u32 = 1 << 1;
+const TC_FLUSH: u32 = 1 << 2;
+const TC_PC: u32 = 1 << 9;
+const TC_NOTIFY: u32 = 1 << 10;
+const TC_DISCARD: u32 = 1 << 13;
+
+/// Says whether `head` starts with a blk_io_trace record (either byte order, with or without
+/// ftrace's context prefix).
+pub fn sniff(head: &[u8]) -> Confidence {
+    if Layout::detect(head, 0).is_some() || Layout::detect(head, FTRACE_PREFIX_BYTES).is_some() {
+        Confidence::Yes
+    } else {
+        Confidence::No
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Endian {
+    Little,
+    Big,
+}
+
+/// How the records of one input are laid out, learnt from its first record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Layout {
+    endian: Endian,
+    version: u8,
+    prefix_bytes: usize,
+}
+
+impl Layout {
+    /// Recognises a record whose magic sits at `at` in `bytes`.
+    fn detect(bytes: &[u8], at: usize) -> Option<Layout> {
+        let word: [u8; 4] = bytes.get(at..at + 4)?.try_into().ok()?;
+        for endian in [Endian::Little, Endian::Big] {
+            let magic = match endian {
+                Endian::Little => u32::from_le_bytes(word),
+                Endian::Big => u32::from_be_bytes(word),
+            };
+            let version = (magic & 0xff) as u8;
+            if magic & 0xffff_ff00 == MAGIC && (version == 7 || version == 8) {
+                return Some(Layout {
+                    endian,
+                    version,
+                    prefix_bytes: at,
+                });
+            }
+        }
+        None
+    }
+
+    fn record_header_bytes(&self) -> usize {
+        self.prefix_bytes
+            + if self.version == 8 {
+                V8_HEADER_BYTES
+            } else {
+                V7_HEADER_BYTES
+            }
+    }
+
+    fn u16_at(&self, b: &[u8], at: usize) -> u16 {
+        let w = [b[at], b[at + 1]];
+        match self.endian {
+            Endian::Little => u16::from_le_bytes(w),
+            Endian::Big => u16::from_be_bytes(w),
+        }
+    }
+
+    fn u32_at(&self, b: &[u8], at: usize) -> u32 {
+        let w = [b[at], b[at + 1], b[at + 2], b[at + 3]];
+        match self.endian {
+            Endian::Little => u32::from_le_bytes(w),
+            Endian::Big => u32::from_be_bytes(w),
+        }
+    }
+
+    fn u64_at(&self, b: &[u8], at: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[at..at + 8]);
+        match self.endian {
+            Endian::Little => u64::from_le_bytes(w),
+            Endian::Big => u64::from_be_bytes(w),
+        }
+    }
+
+    /// The magic word this layout expects, as it appears in the file.
+    fn magic_bytes(&self) -> [u8; 4] {
+        let magic = MAGIC | u32::from(self.version);
+        match self.endian {
+            Endian::Little => magic.to_le_bytes(),
+            Endian::Big => magic.to_be_bytes(),
+        }
+    }
+}
+
+/// One raw record, with the payload parts the decoder uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Record {
+    sequence: u32,
+    time: u64,
+    sector: u64,
+    bytes: u32,
+    action: u64,
+    pid: u32,
+    device: u32,
+    cpu: u32,
+    /// Wall-clock seconds and nanoseconds of a `BLK_TN_TIMESTAMP` record.
+    wall: Option<(u32, u32)>,
+}
+
+impl Record {
+    fn code(&self) -> u32 {
+        (self.action as u32) & 0xffff & !TA_CGROUP
+    }
+
+    fn category(&self) -> u32 {
+        ((self.action >> 16) & 0xffff) as u32
+    }
+}
+
+/// Frames the records of one input from pushed bytes. Memory is bounded by one record (a header
+/// plus at most 64 KiB of payload) plus the last pushed chunk.
+#[derive(Debug, Default)]
+struct RecordReader {
+    buf: Vec<u8>,
+    pos: usize,
+    /// Input offset of `buf[0]`.
+    base_offset: u64,
+    layout: Option<Layout>,
+    finished: bool,
+    /// Skipping garbage between records, looking for the next magic.
+    resyncing: bool,
+}
+
+impl RecordReader {
+    fn push(&mut self, bytes: &[u8]) {
+        if self.pos > 0 && self.pos >= self.buf.len() / 2 {
+            self.base_offset += self.pos as u64;
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    fn offset(&self) -> u64 {
+        self.base_offset + self.pos as u64
+    }
+
+    /// Drops everything buffered (after a fatal error or at the end).
+    fn consume_all(&mut self) {
+        self.base_offset += self.buf.len() as u64;
+        self.buf.clear();
+        self.pos = 0;
+    }
+
+    fn next_record(&mut self, diag: &mut Diagnostics) -> Result<Option<Record>, DecodeError> {
+        loop {
+            let rest = &self.buf[self.pos..];
+            let layout = match self.layout {
+                Some(l) => l,
+                None => {
+                    if rest.len() < 4 {
+                        if self.finished {
+                            diag.truncated_tail_bytes += rest.len() as u64;
+                            self.consume_all();
+                        }
+                        return Ok(None);
+                    }
+                    let found = Layout::detect(rest, 0)
+                        .or_else(|| Layout::detect(rest, FTRACE_PREFIX_BYTES));
+                    if let Some(l) = found {
+                        self.layout = Some(l);
+                        continue;
+                    }
+                    if could_be_prefixed(rest) && !self.finished {
+                        return Ok(None);
+                    }
+                    let offset = self.offset();
+                    let word: String = rest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+                    self.consume_all();
+                    return Err(DecodeError::at_byte(
+                        FORMAT,
+                        offset,
+                        format!(
+                            "expected a blk_io_trace record starting with magic 0x65617407 or \
+                             0x65617408 (either byte order), found bytes {word}"
+                        ),
+                    ));
+                }
+            };
+            let header_bytes = layout.record_header_bytes();
+            let p = layout.prefix_bytes;
+            if self.resyncing || rest.len() >= p + 4 && rest[p..p + 4] != layout.magic_bytes() {
+                // Not at a record: skip to the next magic word.
+                if !self.resyncing {
+                    let offset = self.offset();
+                    diag.skip(|| format!("blktrace: at byte {offset}: expected the magic of a blk_io_trace record; skipping to the next one"));
+                    self.resyncing = true;
+                    self.pos += 1;
+                }
+                let rest = &self.buf[self.pos..];
+                let magic = layout.magic_bytes();
+                match rest.windows(4).skip(p).position(|w| w == magic) {
+                    Some(at) => {
+                        self.pos += at;
+                        self.resyncing = false;
+                        continue;
+                    }
+                    None => {
+                        // Keep a possible partial magic (and prefix) at the end.
+                        let keep = (p + 3).min(rest.len());
+                        if self.finished {
+                            self.consume_all();
+                            self.resyncing = false;
+                            return Ok(None);
+                        }
+                        self.pos += rest.len() - keep;
+                        return Ok(None);
+                    }
+                }
+            }
+            if rest.len() < header_bytes {
+                if self.finished {
+                    diag.truncated_tail_bytes += rest.len() as u64;
+                    self.consume_all();
+                }
+                return Ok(None);
+            }
+            let h = &rest[p..];
+            let (bytes, pid, action, device, cpu, pdu_len) = if layout.version == 8 {
+                (
+                    layout.u32_at(h, 24),
+                    layout.u32_at(h, 28),
+                    layout.u64_at(h, 32),
+                    layout.u32_at(h, 40),
+                    layout.u32_at(h, 44),
+                    usize::from(layout.u16_at(h, 50)),
+                )
+            } else {
+                (
+                    layout.u32_at(h, 24),
+                    layout.u32_at(h, 32),
+                    u64::from(layout.u32_at(h, 28)),
+                    layout.u32_at(h, 36),
+                    layout.u32_at(h, 40),
+                    usize::from(layout.u16_at(h, 46)),
+                )
+            };
+            let total = header_bytes + pdu_len;
+            if rest.len() < total {
+                if self.finished {
+                    diag.truncated_tail_bytes += rest.len() as u64;
+                    self.consume_all();
+                }
+                return Ok(None);
+            }
+            let mut record = Record {
+                sequence: layout.u32_at(h, 4),
+                time: layout.u64_at(h, 8),
+                sector: layout.u64_at(h, 16),
+                bytes,
+                action,
+                pid,
+                device,
+                cpu,
+                wall: None,
+            };
+            if record.category() & TC_NOTIFY != 0 && record.action as u32 & 0xff == TN_TIMESTAMP {
+                let mut pdu = &rest[header_bytes..total];
+                if record.action as u32 & TA_CGROUP != 0 && pdu.len() >= 8 {
+                    pdu = &pdu[8..];
+                }
+                if pdu.len() == 8 {
+                    record.wall = Some((layout.u32_at(pdu, 0), layout.u32_at(pdu, 4)));
+                }
+            }
+            self.pos += total;
+            return Ok(Some(record));
+        }
+    }
+}
+
+/// With fewer than 20 bytes that do not start with a magic, the input may still be a prefixed
+/// ftrace record whose magic has not arrived yet.
+fn could_be_prefixed(rest: &[u8]) -> bool {
+    let p = FTRACE_PREFIX_BYTES;
+    if rest.len() <= p {
+        return true;
+    }
+    let partial = &rest[p..];
+    [Endian::Little, Endian::Big].iter().any(|&endian| {
+        [7u8, 8].iter().any(|&version| {
+            let l = Layout {
+                endian,
+                version,
+                prefix_bytes: p,
+            };
+            l.magic_bytes().starts_with(partial)
+        })
+    })
+}
+
+/// Counters about request matching, beyond [`Diagnostics`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlktraceStats {
+    /// Request events (D or Q) read.
+    pub requests: u64,
+    /// Completions matched to a held request.
+    pub completions_matched: u64,
+    /// Completions with no held request (issued before the trace started, or already emitted).
+    pub completions_unmatched: u64,
+    /// Requests emitted without a latency because no completion came before the horizon or the
+    /// end of the input.
+    pub requests_without_completion: u64,
+    /// Requests emitted early, without a latency, because more than [`MAX_PENDING`] were held.
+    pub evicted_pending: u64,
+    /// Requests dropped because they were requeued (issue mode); their re-issue counts instead.
+    pub requeued: u64,
+    /// Queued bios released without a latency because they were merged into another request.
+    pub merged: u64,
+}
+
+/// Identifies the requests a completion may belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    device: u32,
+    sector: u64,
+    write: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SlotState {
+    /// Waiting for a completion; linked in `pending`.
+    Waiting,
+    /// Complete (or given up on); can be emitted.
+    Ready,
+    /// Dropped (requeued); skipped when it reaches the front.
+    Dropped,
+}
+
+const NO_SLOT: u64 = u64::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    event: IoEvent,
+    raw_time: u64,
+    key: Key,
+    /// Sequence number of the next waiting slot with the same key.
+    next: u64,
+    state: SlotState,
+}
+
+/// Turns the merged stream of raw records into request events.
+struct Matcher {
+    action: Action,
+    header: TraceHeader,
+    diagnostics: Diagnostics,
+    stats: BlktraceStats,
+    genesis: Option<u64>,
+    /// Latest raw time seen in the merged stream.
+    watermark: u64,
+    /// Requests in request-time order; `queue[0]` has sequence number `base_seq`.
+    queue: VecDeque<Slot>,
+    base_seq: u64,
+    /// First and last waiting slot for every key (a linked list through `Slot::next`).
+    lists: IntMap<Key, (u64, u64)>,
+    /// The last dev_t seen and its device index (most traces have one device).
+    last_device: Option<(u32, u32)>,
+    /// Last sequence number per (dev_t, cpu), for lost-record detection.
+    last_sequence: IntMap<(u32, u32), u32>,
+}
+
+/// How many (device, cpu) pairs sequence tracking follows; more is not a real trace.
+const MAX_SEQUENCE_STREAMS: usize = 4096;
+
+impl Matcher {
+    fn new(options: &DecodeOptions) -> Matcher {
+        Matcher {
+            action: options.action,
+            header: TraceHeader::new(FORMAT),
+            diagnostics: Diagnostics::default(),
+            stats: BlktraceStats::default(),
+            genesis: None,
+            watermark: 0,
+            queue: VecDeque::new(),
+            base_seq: 0,
+            lists: Default::default(),
+            last_device: None,
+            last_sequence: Default::default(),
+        }
+    }
+
+    fn device_index(&mut self, dev: u32) -> u32 {
+        if let Some((d, i)) = self.last_device {
+            if d == dev {
+                return i;
+            }
+        }
+        let i = self.header.device_index_by_dev_t(dev >> 20, dev & 0xfffff);
+        self.last_device = Some((dev, i));
+        i
+    }
+
+    fn observe(&mut self, r: &Record) {
+        let genesis = *self.genesis.get_or_insert(r.time);
+        self.watermark = self.watermark.max(r.time);
+        let category = r.category();
+        if category & TC_NOTIFY != 0 {
+            if let Some((sec, nsec)) = r.wall {
+                let wall = i64::from(sec) * 1_000_000_000 + i64::from(nsec);
+                let since_genesis =
+                    i64::try_from(r.time.saturating_sub(genesis)).unwrap_or(i64::MAX);
+                self.header.start_unix_nanos = Some(wall.saturating_sub(since_genesis));
+            }
+            self.diagnostics.ignored_records += 1;
+            return;
+        }
+        self.track_sequence(r);
+        if category & TC_PC != 0 {
+            // Passthrough (SCSI/NVMe commands sent as-is): no data range of the block layer.
+            self.diagnostics.ignored_records += 1;
+            return;
+        }
+        let key = || Key {
+            device: r.device,
+            sector: r.sector,
+            write: category & TC_WRITE != 0,
+        };
+        match (r.code(), self.action) {
+            (TA_ISSUE, Action::Issue) | (TA_QUEUE, Action::Queue) => {
+                self.push_request(r, key(), genesis);
+                return;
+            }
+            (TA_COMPLETE, _) => self.complete(key(), r.time),
+            (TA_REQUEUE, Action::Issue) => {
+                self.stats.requeued += u64::from(self.release_newest(key(), SlotState::Dropped));
+            }
+            (TA_BACKMERGE, Action::Queue) => {
+                self.stats.merged += u64::from(self.release_newest(key(), SlotState::Ready));
+            }
+            (TA_FRONTMERGE, Action::Queue) => {
+                let old_first = Key {
+                    sector: r.sector.saturating_add(u64::from(r.bytes) / SECTOR_BYTES),
+                    ..key()
+                };
+                self.stats.merged += u64::from(self.release_newest(old_first, SlotState::Ready));
+            }
+            _ => {}
+        }
+        self.diagnostics.ignored_records += 1;
+    }
+
+    fn track_sequence(&mut self, r: &Record) {
+        if r.sequence == 0 {
+            return;
+        }
+        let stream = (r.device, r.cpu);
+        let room = self.last_sequence.len() < MAX_SEQUENCE_STREAMS;
+        match self.last_sequence.get_mut(&stream) {
+            Some(last) => {
+                if r.sequence > *last {
+                    let gap = u64::from(r.sequence - *last - 1);
+                    // A jump of millions is a restarted or corrupt counter, not loss.
+                    if gap < 1 << 20 {
+                        self.header.dropped_events += gap;
+                    }
+                }
+                *last = r.sequence;
+            }
+            None if room => {
+                self.last_sequence.insert(stream, r.sequence);
+            }
+            None => {}
+        }
+    }
+
+    fn push_request(&mut self, r: &Record, key: Key, genesis: u64) {
+        let Some(offset_bytes) = r.sector.checked_mul(SECTOR_BYTES) else {
+            self.diagnostics.skip(|| {
+                format!(
+                    "blktrace: request at time {} has an impossible sector {}",
+                    r.time, r.sector
+                )
+            });
+            return;
+        };
+        self.stats.requests += 1;
+        let category = r.category();
+        let op = if category & TC_DISCARD != 0 {
+            Op::Discard
+        } else if category & TC_FLUSH != 0 && r.bytes == 0 {
+            Op::Flush
+        } else if category & TC_WRITE != 0 {
+            Op::Write
+        } else {
+            Op::Read
+        };
+        let event = IoEvent {
+            time_nanos: r.time.saturating_sub(genesis),
+            device: self.device_index(r.device),
+            offset_bytes,
+            len_bytes: r.bytes,
+            op,
+            latency_nanos: None,
+            pid: Some(r.pid),
+        };
+        let seq = self.base_seq + self.queue.len() as u64;
+        self.queue.push_back(Slot {
+            event,
+            raw_time: r.time,
+            key,
+            next: NO_SLOT,
+            state: SlotState::Waiting,
+        });
+        match self.lists.get_mut(&key) {
+            Some((_, tail)) => {
+                let t = *tail;
+                *tail = seq;
+                if let Some(s) = self.slot_mut(t) {
+                    s.next = seq;
+                }
+            }
+            None => {
+                self.lists.insert(key, (seq, seq));
+            }
+        }
+    }
+
+    fn slot_mut(&mut self, seq: u64) -> Option<&mut Slot> {
+        let i = seq.checked_sub(self.base_seq)?;
+        self.queue.get_mut(usize::try_from(i).ok()?)
+    }
+
+    /// Gives the oldest waiting request with `key` its latency.
+    fn complete(&mut self, key: Key, time: u64) {
+        let Some(&(head, tail)) = self.lists.get(&key) else {
+            self.stats.completions_unmatched += 1;
+            return;
+        };
+        let Some(slot) = self.slot_mut(head) else {
+            self.lists.remove(&key);
+            self.stats.completions_unmatched += 1;
+            return;
+        };
+        slot.event.latency_nanos = Some(time.saturating_sub(slot.raw_time));
+        slot.state = SlotState::Ready;
+        let next = slot.next;
+        if head == tail || next == NO_SLOT {
+            self.lists.remove(&key);
+        } else if let Some(entry) = self.lists.get_mut(&key) {
+            entry.0 = next;
+        }
+        self.stats.completions_matched += 1;
+    }
+
+    /// Takes the newest waiting request with `key` out of its list and gives it `state`.
+    fn release_newest(&mut self, key: Key, state: SlotState) -> bool {
+        let Some(&(head, tail)) = self.lists.get(&key) else {
+            return false;
+        };
+        // Find the predecessor of the tail (lists are almost always one or two long).
+        let mut prev = NO_SLOT;
+        let mut cur = head;
+        while cur != tail {
+            let Some(s) = self.slot_mut(cur) else { break };
+            prev = cur;
+            cur = s.next;
+        }
+        if let Some(s) = self.slot_mut(tail) {
+            s.state = state;
+        }
+        if prev == NO_SLOT {
+            self.lists.remove(&key);
+        } else {
+            if let Some(s) = self.slot_mut(prev) {
+                s.next = NO_SLOT;
+            }
+            if let Some(entry) = self.lists.get_mut(&key) {
+                entry.1 = prev;
+            }
+        }
+        true
+    }
+
+    /// The next event that can be emitted in order, if any. With `at_end`, nothing more will come.
+    fn pop_ready(&mut self, at_end: bool) -> Option<IoEvent> {
+        loop {
+            let front = *self.queue.front()?;
+            match front.state {
+                SlotState::Dropped => {}
+                SlotState::Ready => {}
+                SlotState::Waiting => {
+                    let past_horizon =
+                        self.watermark.saturating_sub(front.raw_time) > HORIZON_NANOS;
+                    let over_cap = self.queue.len() > MAX_PENDING;
+                    if !(at_end || past_horizon || over_cap) {
+                        return None;
+                    }
+                    if over_cap && !past_horizon && !at_end {
+                        self.stats.evicted_pending += 1;
+                    } else {
+                        self.stats.requests_without_completion += 1;
+                    }
+                    // The front waiting slot is the oldest of its key, so the head of its list.
+                    let key = front.key;
+                    let next = front.next;
+                    if next == NO_SLOT {
+                        self.lists.remove(&key);
+                    } else if let Some(entry) = self.lists.get_mut(&key) {
+                        entry.0 = next;
+                    }
+                }
+            }
+            let slot = self.queue.pop_front()?;
+            self.base_seq += 1;
+            if slot.state != SlotState::Dropped {
+                return Some(slot.event);
+            }
+        }
+    }
+
+    /// Records the end-of-input notes once.
+    fn finish_notes(&mut self) {
+        if self.stats.evicted_pending > 0
+            && self.diagnostics.reasons.len() < crate::decode::MAX_REASONS
+        {
+            self.diagnostics.reasons.push(format!(
+                "blktrace: note: {} request(s) were emitted without a latency because more than {} requests were waiting for their completion",
+                self.stats.evicted_pending, MAX_PENDING
+            ));
+        }
+    }
+}
+
+struct Input {
+    reader: RecordReader,
+    head: Option<Record>,
+    exhausted: bool,
+}
+
+/// Decodes N blktrace inputs (per-CPU files) as one trace: a k-way merge of their records by
+/// timestamp, then request/completion matching on the merged stream. See the module docs.
+pub struct BlktraceMulti {
+    inputs: Vec<Input>,
+    matcher: Matcher,
+    failed: bool,
+    done: bool,
+}
+
+impl BlktraceMulti {
+    pub fn new(inputs: usize, options: &DecodeOptions) -> BlktraceMulti {
+        BlktraceMulti {
+            inputs: (0..inputs.max(1))
+                .map(|_| Input {
+                    reader: RecordReader::default(),
+                    head: None,
+                    exhausted: false,
+                })
+                .collect(),
+            matcher: Matcher::new(options),
+            failed: false,
+            done: false,
+        }
+    }
+
+    /// Matching counters (complete once the stream has ended).
+    pub fn stats(&self) -> BlktraceStats {
+        self.matcher.stats
+    }
+
+    fn next(&mut self) -> Result<Option<IoEvent>, DecodeError> {
+        if self.failed {
+            return Ok(None);
+        }
+        loop {
+            if let Some(e) = self.matcher.pop_ready(self.done) {
+                return Ok(Some(e));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let mut waiting = false;
+            for input in &mut self.inputs {
+                if input.head.is_some() || input.exhausted {
+                    continue;
+                }
+                match input.reader.next_record(&mut self.matcher.diagnostics) {
+                    Ok(Some(r)) => input.head = Some(r),
+                    Ok(None) if input.reader.finished => input.exhausted = true,
+                    Ok(None) => waiting = true,
+                    Err(e) => {
+                        self.failed = true;
+                        return Err(e);
+                    }
+                }
+            }
+            if waiting {
+                return Ok(None);
+            }
+            let best = self
+                .inputs
+                .iter()
+                .enumerate()
+                .filter_map(|(n, i)| i.head.map(|r| (r.time, n)))
+                .min();
+            match best {
+                Some((_, n)) => {
+                    if let Some(r) = self.inputs[n].head.take() {
+                        self.matcher.observe(&r);
+                    }
+                }
+                None => {
+                    self.done = true;
+                    self.matcher.finish_notes();
+                }
+            }
+        }
+    }
+}
+
+impl MultiDecoder for BlktraceMulti {
+    fn push(&mut self, input: usize, bytes: &[u8]) {
+        if let Some(i) = self.inputs.get_mut(input) {
+            i.reader.push(bytes);
+        }
+    }
+
+    fn finish_input(&mut self, input: usize) {
+        if let Some(i) = self.inputs.get_mut(input) {
+            i.reader.finished = true;
+        }
+    }
+
+    fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
+        self.next()
+    }
+
+    fn wants(&self) -> Option<usize> {
+        if self.failed || self.done {
+            return None;
+        }
+        self.inputs
+            .iter()
+            .position(|i| i.head.is_none() && !i.exhausted && !i.reader.finished)
+    }
+
+    fn header(&self) -> &TraceHeader {
+        &self.matcher.header
+    }
+
+    fn diagnostics(&self) -> &Diagnostics {
+        &self.matcher.diagnostics
+    }
+}
+
+/// Decodes one blktrace input (a single per-CPU file, or records of all CPUs in one stream).
+pub struct BlktraceDecoder {
+    multi: BlktraceMulti,
+}
+
+impl BlktraceDecoder {
+    pub fn new(options: &DecodeOptions) -> BlktraceDecoder {
+        BlktraceDecoder {
+            multi: BlktraceMulti::new(1, options),
+        }
+    }
+
+    /// Matching counters (complete once the stream has ended).
+    pub fn stats(&self) -> BlktraceStats {
+        self.multi.stats()
+    }
+}
+
+impl Decoder for BlktraceDecoder {
+    fn push(&mut self, bytes: &[u8]) {
+        self.multi.push(0, bytes);
+    }
+
+    fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
+        self.multi.next()
+    }
+
+    fn finish(&mut self) {
+        self.multi.finish_input(0);
+    }
+
+    fn header(&self) -> &TraceHeader {
+        self.multi.header()
+    }
+
+    fn diagnostics(&self) -> &Diagnostics {
+        self.multi.diagnostics()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::decode_chunked;
+
+    const DEV: u32 = (8 << 20) | 16;
+    const W: u32 = TC_WRITE << 16;
+    const R: u32 = 1 << 16;
+
+    /// Builds one version-7 record in `endian` with `pdu` as payload.
+    fn rec(
+        endian: Endian,
+        time: u64,
+        sector: u64,
+        bytes: u32,
+        action: u32,
+        cpu: u32,
+        pdu: &[u8],
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        let put32 = |out: &mut Vec<u8>, v: u32| match endian {
+            Endian::Little => out.extend_from_slice(&v.to_le_bytes()),
+            Endian::Big => out.extend_from_slice(&v.to_be_bytes()),
+        };
+        put32(&mut out, MAGIC | 7);
+        put32(&mut out, 0);
+        let put64 = |out: &mut Vec<u8>, v: u64| match endian {
+            Endian::Little => out.extend_from_slice(&v.to_le_bytes()),
+            Endian::Big => out.extend_from_slice(&v.to_be_bytes()),
+        };
+        put64(&mut out, time);
+        put64(&mut out, sector);
+        put32(&mut out, bytes);
+        put32(&mut out, action);
+        put32(&mut out, 4242);
+        put32(&mut out, DEV);
+        put32(&mut out, cpu);
+        let put16 = |out: &mut Vec<u8>, v: u16| match endian {
+            Endian::Little => out.extend_from_slice(&v.to_le_bytes()),
+            Endian::Big => out.extend_from_slice(&v.to_be_bytes()),
+        };
+        put16(&mut out, 0);
+        put16(&mut out, pdu.len() as u16);
+        out.extend_from_slice(pdu);
+        out
+    }
+
+    fn le(time: u64, sector: u64, bytes: u32, action: u32) -> Vec<u8> {
+        rec(Endian::Little, time, sector, bytes, action, 0, &[])
+    }
+
+    fn issue_opts() -> DecodeOptions {
+        DecodeOptions::default()
+    }
+
+    fn queue_opts() -> DecodeOptions {
+        DecodeOptions {
+            action: Action::Queue,
+            ..DecodeOptions::default()
+        }
+    }
+
+    fn run(input: &[u8], opts: &DecodeOptions) -> crate::decode::Decoded {
+        let one =
+            decode_chunked(BlktraceDecoder::new(opts), input, input.len().max(1)).expect("decodes");
+        for chunk in [1, 7] {
+            let c = decode_chunked(BlktraceDecoder::new(opts), input, chunk).expect("decodes");
+            assert_eq!(c, one, "chunk {chunk}");
+        }
+        one
+    }
+
+    fn summary(events: &[IoEvent]) -> Vec<(u64, u64, u32, Op, Option<u64>)> {
+        events
+            .iter()
+            .map(|e| {
+                (
+                    e.time_nanos,
+                    e.offset_bytes,
+                    e.len_bytes,
+                    e.op,
+                    e.latency_nanos,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn issue_events_get_latency_from_completions_in_fifo_order() {
+        let mut input = Vec::new();
+        input.extend(le(100, 8, 4096, TA_QUEUE | R | (TC_QUEUE_FOR_TESTS << 16)));
+        input.extend(le(110, 8, 4096, TA_ISSUE | R));
+        input.extend(le(120, 8, 4096, TA_ISSUE | R)); // same sector again, in flight twice
+        input.extend(le(130, 64, 8192, TA_ISSUE | W));
+        input.extend(le(150, 8, 4096, TA_COMPLETE | R));
+        input.extend(le(160, 64, 8192, TA_COMPLETE | W));
+        input.extend(le(200, 8, 4096, TA_COMPLETE | R));
+        let d = run(&input, &issue_opts());
+        assert_eq!(
+            summary(&d.events),
+            vec![
+                (10, 4096, 4096, Op::Read, Some(40)),
+                (20, 4096, 4096, Op::Read, Some(80)),
+                (30, 32768, 8192, Op::Write, Some(30)),
+            ]
+        );
+        assert_eq!(d.header.devices[0].name, "8,16");
+        assert_eq!(d.header.devices[0].dev_t(), Some((8, 16)));
+        assert_eq!(d.diagnostics.ignored_records, 4);
+        assert_eq!(d.events[0].pid, Some(4242));
+    }
+
+    const TC_QUEUE_FOR_TESTS: u32 = 1 << 4;
+
+    #[test]
+    fn queue_mode_uses_queue_events_and_releases_merged_bios() {
+        let q = TC_QUEUE_FOR_TESTS << 16;
+        let mut input = Vec::new();
+        input.extend(le(0, 0, 4096, TA_QUEUE | W | q));
+        input.extend(le(5, 8, 4096, TA_QUEUE | W | q));
+        input.extend(le(6, 8, 4096, TA_BACKMERGE | W | q)); // bio at 8 joins the request at 0
+        input.extend(le(7, 100, 4096, TA_QUEUE | W | q));
+        input.extend(le(8, 92, 4096, TA_QUEUE | W | q));
+        input.extend(le(9, 92, 4096, TA_FRONTMERGE | W | q)); // request now starts at 92
+        input.extend(le(20, 0, 4096, TA_ISSUE | W));
+        input.extend(le(50, 0, 8192, TA_COMPLETE | W));
+        input.extend(le(60, 92, 8192, TA_COMPLETE | W));
+        let d = run(&input, &queue_opts());
+        assert_eq!(
+            summary(&d.events),
+            vec![
+                (0, 0, 4096, Op::Write, Some(50)),
+                (5, 4096, 4096, Op::Write, None),
+                (7, 51200, 4096, Op::Write, None),
+                (8, 47104, 4096, Op::Write, Some(52)),
+            ]
+        );
+    }
+
+    #[test]
+    fn requeued_issue_is_replaced_by_its_reissue() {
+        let mut input = Vec::new();
+        input.extend(le(0, 16, 4096, TA_ISSUE | R));
+        input.extend(le(3, 16, 4096, TA_REQUEUE | R));
+        input.extend(le(9, 16, 4096, TA_ISSUE | R));
+        input.extend(le(19, 16, 4096, TA_COMPLETE | R));
+        let mut dec = BlktraceDecoder::new(&issue_opts());
+        dec.push(&input);
+        dec.finish();
+        let mut events = Vec::new();
+        while let Some(e) = dec.next_event().expect("decodes") {
+            events.push(e);
+        }
+        assert_eq!(summary(&events), vec![(9, 8192, 4096, Op::Read, Some(10))]);
+        assert_eq!(dec.stats().requeued, 1);
+    }
+
+    #[test]
+    fn flushes_discards_and_zero_length_requests() {
+        let flush = TC_FLUSH << 16;
+        let discard = (TC_DISCARD | TC_WRITE) << 16;
+        let mut input = Vec::new();
+        input.extend(le(0, 0, 0, TA_ISSUE | R | flush)); // REQ_OP_FLUSH: no data
+        input.extend(le(1, 800, 65536, TA_ISSUE | W | flush)); // preflush write carries data
+        input.extend(le(2, 2048, 1 << 20, TA_ISSUE | discard));
+        input.extend(le(3, 4096, 0, TA_ISSUE | W)); // zero-length write
+        let d = run(&input, &issue_opts());
+        let ops: Vec<(Op, u32)> = d.events.iter().map(|e| (e.op, e.len_bytes)).collect();
+        assert_eq!(
+            ops,
+            vec![
+                (Op::Flush, 0),
+                (Op::Write, 65536),
+                (Op::Discard, 1 << 20),
+                (Op::Write, 0)
+            ]
+        );
+        assert!(d.events.iter().all(|e| e.latency_nanos.is_none()));
+    }
+
+    #[test]
+    fn big_endian_equals_little_endian() {
+        let mut little = Vec::new();
+        let mut big = Vec::new();
+        for (t, s, b, a) in [
+            (5, 8, 4096, TA_ISSUE | R),
+            (9, 8, 4096, TA_COMPLETE | R),
+            (12, 24, 512, TA_ISSUE | W),
+        ] {
+            little.extend(rec(Endian::Little, t, s, b, a, 1, &[]));
+            big.extend(rec(Endian::Big, t, s, b, a, 1, &[]));
+        }
+        assert_eq!(run(&little, &issue_opts()), run(&big, &issue_opts()));
+        assert_eq!(sniff(&big), Confidence::Yes);
+    }
+
+    #[test]
+    fn per_cpu_inputs_are_merged_before_matching() {
+        // The issue is on cpu 0, its completion on cpu 1 before cpu 0's next record.
+        let cpu0 = [
+            le(10, 8, 4096, TA_ISSUE | R),
+            le(40, 16, 4096, TA_ISSUE | R),
+        ]
+        .concat();
+        let cpu1 = [
+            le(20, 8, 4096, TA_COMPLETE | R),
+            le(45, 16, 4096, TA_COMPLETE | R),
+        ]
+        .concat();
+        let mut m = BlktraceMulti::new(2, &issue_opts());
+        let mut events = Vec::new();
+        let inputs = [cpu0, cpu1];
+        let mut fed = [0usize; 2];
+        loop {
+            while let Some(e) = m.next_event().expect("decodes") {
+                events.push(e);
+            }
+            let Some(i) = m.wants() else { break };
+            if fed[i] == inputs[i].len() {
+                m.finish_input(i);
+            } else {
+                let end = (fed[i] + 5).min(inputs[i].len());
+                m.push(i, &inputs[i][fed[i]..end]);
+                fed[i] = end;
+            }
+        }
+        assert_eq!(
+            summary(&events),
+            vec![
+                (0, 4096, 4096, Op::Read, Some(10)),
+                (30, 8192, 4096, Op::Read, Some(5))
+            ]
+        );
+        assert_eq!(m.stats().completions_matched, 2);
+    }
+
+    #[test]
+    fn requests_without_completion_leave_after_the_horizon_in_order() {
+        let mut input = Vec::new();
+        input.extend(le(0, 8, 4096, TA_ISSUE | R)); // never completes
+        input.extend(le(10, 16, 4096, TA_ISSUE | R));
+        input.extend(le(20, 16, 4096, TA_COMPLETE | R));
+        input.extend(le(HORIZON_NANOS + 5, 24, 4096, TA_ISSUE | R));
+        let mut dec = BlktraceDecoder::new(&issue_opts());
+        dec.push(&input);
+        // Before the end of input, the orphan is released by the horizon and the rest follows.
+        let first = dec
+            .next_event()
+            .expect("decodes")
+            .expect("orphan released by the horizon");
+        assert_eq!((first.offset_bytes, first.latency_nanos), (4096, None));
+        let second = dec
+            .next_event()
+            .expect("decodes")
+            .expect("completed request");
+        assert_eq!(
+            (second.offset_bytes, second.latency_nanos),
+            (8192, Some(10))
+        );
+        assert_eq!(
+            dec.next_event().expect("decodes"),
+            None,
+            "the last request may still complete"
+        );
+        dec.finish();
+        let last = dec
+            .next_event()
+            .expect("decodes")
+            .expect("released at the end");
+        assert_eq!((last.offset_bytes, last.latency_nanos), (12288, None));
+        assert_eq!(dec.stats().requests_without_completion, 2);
+    }
+
+    #[test]
+    fn pending_requests_are_capped() {
+        let n = MAX_PENDING + 10;
+        let mut input = Vec::with_capacity(n * V7_HEADER_BYTES);
+        for i in 0..n as u64 {
+            input.extend(le(i, i * 8, 4096, TA_ISSUE | R));
+        }
+        let mut dec = BlktraceDecoder::new(&issue_opts());
+        dec.push(&input);
+        let mut early = 0;
+        while dec.next_event().expect("decodes").is_some() {
+            early += 1;
+        }
+        assert_eq!(
+            early, 10,
+            "only the requests beyond the cap leave before the end"
+        );
+        dec.finish();
+        let mut rest = 0;
+        while dec.next_event().expect("decodes").is_some() {
+            rest += 1;
+        }
+        assert_eq!(early + rest, n);
+        assert_eq!(dec.stats().evicted_pending, 10);
+        assert!(dec
+            .diagnostics()
+            .reasons
+            .iter()
+            .any(|r| r.contains("without a latency")));
+    }
+
+    #[test]
+    fn timestamp_notify_gives_the_wall_clock_start() {
+        let notify = (TC_NOTIFY << 16) | TN_TIMESTAMP;
+        let mut pdu = Vec::new();
+        pdu.extend_from_slice(&1_700_000_000u32.to_le_bytes());
+        pdu.extend_from_slice(&500u32.to_le_bytes());
+        let process = [b"fio\0".as_slice(), &[0u8; 12]].concat();
+        let mut input = Vec::new();
+        input.extend(le(1000, 0, 0, TA_ISSUE | R));
+        input.extend(rec(Endian::Little, 3000, 0, 0, notify, 0, &pdu));
+        input.extend(rec(
+            Endian::Little,
+            3001,
+            0,
+            0,
+            TC_NOTIFY << 16,
+            0,
+            &process,
+        ));
+        let d = run(&input, &issue_opts());
+        assert_eq!(
+            d.header.start_unix_nanos,
+            Some(1_700_000_000_000_000_500 - 2000)
+        );
+        assert_eq!(d.events.len(), 1);
+        assert_eq!(d.diagnostics.ignored_records, 2);
+    }
+
+    #[test]
+    fn sequence_gaps_count_as_dropped_events() {
+        let mut input = Vec::new();
+        for (seq, t) in [(1u32, 0u64), (2, 1), (5, 2), (6, 3)] {
+            let mut r = le(t, t * 8, 4096, TA_ISSUE | R);
+            r[4..8].copy_from_slice(&seq.to_le_bytes());
+            input.extend(r);
+        }
+        let d = run(&input, &issue_opts());
+        assert_eq!(d.header.dropped_events, 2);
+    }
+
+    #[test]
+    fn version_8_records_and_ftrace_prefixes_are_read() {
+        // blk_io_trace2: action is 64 bits wide and follows pid.
+        let mut v8 = Vec::new();
+        v8.extend_from_slice(&(MAGIC | 8).to_le_bytes());
+        v8.extend_from_slice(&0u32.to_le_bytes());
+        v8.extend_from_slice(&77u64.to_le_bytes());
+        v8.extend_from_slice(&40u64.to_le_bytes());
+        v8.extend_from_slice(&8192u32.to_le_bytes());
+        v8.extend_from_slice(&99u32.to_le_bytes());
+        v8.extend_from_slice(&u64::from(TA_ISSUE | W).to_le_bytes());
+        v8.extend_from_slice(&DEV.to_le_bytes());
+        v8.extend_from_slice(&3u32.to_le_bytes());
+        v8.extend_from_slice(&[0u8; 8]);
+        assert_eq!(v8.len(), V8_HEADER_BYTES);
+        let d = run(&v8, &issue_opts());
+        assert_eq!(summary(&d.events), vec![(0, 20480, 8192, Op::Write, None)]);
+        assert_eq!(d.events[0].pid, Some(99));
+
+        let bare = [
+            le(10, 8, 4096, TA_ISSUE | R),
+            le(30, 8, 4096, TA_COMPLETE | R),
+        ]
+        .concat();
+        let mut prefixed = Vec::new();
+        for r in bare.chunks(V7_HEADER_BYTES) {
+            prefixed.extend_from_slice(&[0xaa; FTRACE_PREFIX_BYTES]);
+            prefixed.extend_from_slice(r);
+        }
+        assert_eq!(sniff(&prefixed), Confidence::Yes);
+        assert_eq!(
+            run(&prefixed, &issue_opts()).events,
+            run(&bare, &issue_opts()).events
+        );
+    }
+
+    #[test]
+    fn garbage_is_an_error_naming_the_offset() {
+        let err = decode_chunked(
+            BlktraceDecoder::new(&issue_opts()),
+            b"Timestamp,Hostname,DiskNumber\n",
+            7,
+        )
+        .expect_err("not blktrace");
+        let text = err.to_string();
+        assert!(text.starts_with("blktrace: at byte 0:"), "{text}");
+        assert!(text.contains("magic"), "{text}");
+        assert_eq!(sniff(b"Timestamp,Hostname"), Confidence::No);
+    }
+
+    #[test]
+    fn corrupt_records_are_skipped_and_a_cut_tail_reported() {
+        let good = le(10, 8, 4096, TA_ISSUE | R);
+        let mut input = good.clone();
+        input.extend_from_slice(b"\x00garbage in the middle\xff");
+        input.extend(le(20, 16, 4096, TA_ISSUE | R));
+        input.extend_from_slice(&good[..30]);
+        let d = run(&input, &issue_opts());
+        assert_eq!(d.events.len(), 2);
+        assert_eq!(d.diagnostics.skipped_records, 1);
+        assert!(
+            d.diagnostics.reasons[0].contains("at byte 48"),
+            "{:?}",
+            d.diagnostics.reasons
+        );
+        assert_eq!(d.diagnostics.truncated_tail_bytes, 30);
+    }
+
+    #[test]
+    fn short_or_empty_input_is_not_an_error() {
+        assert!(run(b"", &issue_opts()).events.is_empty());
+        let d = run(&le(1, 2, 3, TA_ISSUE | R)[..3], &issue_opts());
+        assert_eq!(d.diagnostics.truncated_tail_bytes, 3);
+    }
+}
