@@ -34,7 +34,8 @@
 //!
 //! Completions are often recorded on another CPU than their issue, so per-CPU files are read
 //! together by [`BlktraceMulti`]: a k-way merge of raw records by timestamp across the inputs,
-//! then matching on the merged stream. Times are nanoseconds since the first record of the merged
+//! then a window of [`REORDER_RECORDS`] records that restores time order within one input (for
+//! `blktrace -o -` streams, which interleave whole per-CPU buffers), then matching. Times are nanoseconds since the first record of the merged
 //! stream (as blkparse prints them); a `BLK_TN_TIMESTAMP` notify record, when present, gives
 //! the wall-clock start time. Sequence-number gaps within one CPU's records (blktrace's relay
 //! mode numbers every record; the ftrace tracer writes 0) are counted as dropped events.
@@ -61,6 +62,11 @@ pub const FTRACE_PREFIX_BYTES: usize = 16;
 pub const HORIZON_NANOS: u64 = 30_000_000_000;
 /// At most this many requests are held waiting for their completion.
 pub const MAX_PENDING: usize = 1 << 18;
+
+/// Records are matched after passing through a window of this many, which puts records that
+/// arrive out of time order back in order: `blktrace -o -` writes each CPU's buffer as it fills,
+/// so one stream interleaves the CPUs' records out of order. Costs about 4 MiB when full.
+pub const REORDER_RECORDS: usize = 1 << 16;
 
 /// Bytes per sector in `blk_io_trace::sector`.
 const SECTOR_BYTES: u64 = 512;
@@ -398,6 +404,9 @@ pub struct BlktraceStats {
     pub requeued: u64,
     /// Queued bios released without a latency because they were merged into another request.
     pub merged: u64,
+    /// Records that arrived more than [`REORDER_RECORDS`] positions late and were matched out of
+    /// time order.
+    pub out_of_order: u64,
 }
 
 /// Identifies the requests a completion may belong to.
@@ -723,6 +732,10 @@ struct Input {
 pub struct BlktraceMulti {
     inputs: Vec<Input>,
     matcher: Matcher,
+    /// Merged records not yet matched, in time order (see [`REORDER_RECORDS`]).
+    window: VecDeque<Record>,
+    /// Latest time of a record given to the matcher.
+    released_time: u64,
     failed: bool,
     done: bool,
 }
@@ -738,6 +751,8 @@ impl BlktraceMulti {
                 })
                 .collect(),
             matcher: Matcher::new(options),
+            window: VecDeque::new(),
+            released_time: 0,
             failed: false,
             done: false,
         }
@@ -746,6 +761,24 @@ impl BlktraceMulti {
     /// Matching counters (complete once the stream has ended).
     pub fn stats(&self) -> BlktraceStats {
         self.matcher.stats
+    }
+
+    /// Puts `r` into the reorder window, in time order (stable for equal times).
+    fn reorder(&mut self, r: Record) {
+        if self.window.back().is_none_or(|b| b.time <= r.time) {
+            self.window.push_back(r);
+        } else {
+            let at = self.window.partition_point(|x| x.time <= r.time);
+            self.window.insert(at, r);
+        }
+    }
+
+    fn observe(&mut self, r: Record) {
+        if r.time < self.released_time {
+            self.matcher.stats.out_of_order += 1;
+        }
+        self.released_time = self.released_time.max(r.time);
+        self.matcher.observe(&r);
     }
 
     fn next(&mut self) -> Result<Option<IoEvent>, DecodeError> {
@@ -786,13 +819,21 @@ impl BlktraceMulti {
             match best {
                 Some((_, n)) => {
                     if let Some(r) = self.inputs[n].head.take() {
-                        self.matcher.observe(&r);
+                        self.reorder(r);
+                    }
+                    if self.window.len() > REORDER_RECORDS {
+                        if let Some(r) = self.window.pop_front() {
+                            self.observe(r);
+                        }
                     }
                 }
-                None => {
-                    self.done = true;
-                    self.matcher.finish_notes();
-                }
+                None => match self.window.pop_front() {
+                    Some(r) => self.observe(r),
+                    None => {
+                        self.done = true;
+                        self.matcher.finish_notes();
+                    }
+                },
             }
         }
     }
@@ -922,6 +963,12 @@ mod tests {
 
     fn le(time: u64, sector: u64, bytes: u32, action: u32) -> Vec<u8> {
         rec(Endian::Little, time, sector, bytes, action, 0, &[])
+    }
+
+    /// Enough plug records at `time` to push everything before them through the reorder window.
+    fn plugs(time: u64) -> Vec<u8> {
+        let plug = le(time, 0, 0, 9 | (TC_QUEUE_FOR_TESTS << 16));
+        plug.repeat(REORDER_RECORDS)
     }
 
     fn issue_opts() -> DecodeOptions {
@@ -1110,12 +1157,32 @@ mod tests {
     }
 
     #[test]
+    fn one_stream_with_cpus_out_of_order_is_put_back_in_order() {
+        // `blktrace -o -` writes each CPU's buffer when it fills: here CPU 1's completion comes
+        // in the file before CPU 0's issue.
+        let mut input = Vec::new();
+        input.extend(rec(Endian::Little, 50, 8, 4096, TA_COMPLETE | R, 1, &[]));
+        input.extend(rec(Endian::Little, 10, 8, 4096, TA_ISSUE | R, 0, &[]));
+        input.extend(rec(Endian::Little, 20, 16, 4096, TA_ISSUE | R, 0, &[]));
+        input.extend(rec(Endian::Little, 60, 16, 4096, TA_COMPLETE | R, 1, &[]));
+        let d = run(&input, &issue_opts());
+        assert_eq!(
+            summary(&d.events),
+            vec![
+                (0, 4096, 4096, Op::Read, Some(40)),
+                (10, 8192, 4096, Op::Read, Some(40))
+            ]
+        );
+    }
+
+    #[test]
     fn requests_without_completion_leave_after_the_horizon_in_order() {
         let mut input = Vec::new();
         input.extend(le(0, 8, 4096, TA_ISSUE | R)); // never completes
         input.extend(le(10, 16, 4096, TA_ISSUE | R));
         input.extend(le(20, 16, 4096, TA_COMPLETE | R));
         input.extend(le(HORIZON_NANOS + 5, 24, 4096, TA_ISSUE | R));
+        input.extend(plugs(HORIZON_NANOS + 6));
         let mut dec = BlktraceDecoder::new(&issue_opts());
         dec.push(&input);
         // Before the end of input, the orphan is released by the horizon and the rest follows.
@@ -1153,6 +1220,7 @@ mod tests {
         for i in 0..n as u64 {
             input.extend(le(i, i * 8, 4096, TA_ISSUE | R));
         }
+        input.extend(plugs(n as u64));
         let mut dec = BlktraceDecoder::new(&issue_opts());
         dec.push(&input);
         let mut early = 0;
