@@ -154,3 +154,100 @@ impl LineFormat for Blkparse {
         self.pending.flush(out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::text::{TextDecoder, MAX_PENDING};
+    use crate::decode::{decode_chunked, Decoded};
+
+    fn decode(action: Action, input: &str) -> Decoded {
+        let one = decode_chunked(
+            TextDecoder::new(Blkparse::new(action)),
+            input.as_bytes(),
+            usize::MAX,
+        )
+        .expect("decodes");
+        let seven = decode_chunked(TextDecoder::new(Blkparse::new(action)), input.as_bytes(), 7)
+            .expect("decodes");
+        assert_eq!(one, seven);
+        one
+    }
+
+    const LINES: &str = "  8,0    1        1     0.000000000  1234  Q   W 2048 + 8 [fio]\n\
+                         \x20 8,0    1        2     0.000001000  1234  G   W 2048 + 8 [fio]\n\
+                         \x20 8,0    1        3     0.000002000  1234  D   W 2048 + 8 [fio]\n\
+                         \x20 8,0    1        4     0.000003000  1234  D   R 4096 + 16 [fio]\n\
+                         \x20 8,0    0        5     0.000010000     0  C   R 4096 + 16 [0]\n\
+                         \x20 8,0    0        6     0.000012000     0  C   W 2048 + 8 [0]\n\
+                         \x20 8,0    1        7     0.000013000   99  D  FN [kworker]\n\
+                         \x20 8,0    0        8     0.000020000     0  C  FN 0 [0]\n\
+                         CPU1 (8,0):\n Reads Queued:           0,        0KiB\n";
+
+    #[test]
+    fn issue_lines_get_latency_from_completions() {
+        let d = decode(Action::Issue, LINES);
+        let got: Vec<(u64, u64, u32, Op, Option<u64>)> = d
+            .events
+            .iter()
+            .map(|e| {
+                (
+                    e.time_nanos,
+                    e.offset_bytes,
+                    e.len_bytes,
+                    e.op,
+                    e.latency_nanos,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (2000, 2048 * 512, 4096, Op::Write, Some(10_000)),
+                (3000, 4096 * 512, 8192, Op::Read, Some(7000)),
+                (13_000, 0, 0, Op::Flush, Some(7000)),
+            ]
+        );
+        assert_eq!(d.header.devices[0].dev_t(), Some((8, 0)));
+        // Q and G are ignored; the summary after `CPU1 (8,0):` is not read at all.
+        assert_eq!(d.diagnostics.ignored_records, 2);
+        assert_eq!(d.diagnostics.skipped_records, 0);
+    }
+
+    #[test]
+    fn queue_action_counts_from_queueing() {
+        let d = decode(Action::Queue, LINES);
+        assert_eq!(d.events.len(), 1);
+        assert_eq!(d.events[0].time_nanos, 0);
+        assert_eq!(d.events[0].latency_nanos, Some(12_000));
+    }
+
+    #[test]
+    fn missing_completions_keep_memory_bounded() {
+        let mut input = String::new();
+        let n = MAX_PENDING + 100;
+        for i in 0..n {
+            input.push_str(&format!("  8,0 0 {i} 0.{i:09} 1 D W {} + 8 [x]\n", i * 8));
+        }
+        let d = decode(Action::Issue, &input);
+        assert_eq!(d.events.len(), n);
+        assert!(d.events.iter().all(|e| e.latency_nanos.is_none()));
+        assert!(d
+            .events
+            .windows(2)
+            .all(|w| w[0].time_nanos < w[1].time_nanos));
+    }
+
+    #[test]
+    fn bad_lines_are_skipped_with_their_line_number() {
+        let d = decode(Action::Issue, "  8,0 0 1 0.1 1 D W 8 + 8 [x]\n  8,0 0 2 zero 1 D W 8 + 8 [x]\n  8,0 0 3 0.3 1 D W 8\n");
+        assert_eq!(d.events.len(), 1);
+        assert_eq!(
+            d.diagnostics.reasons,
+            vec![
+                "line 2: time \"zero\" is not seconds".to_string(),
+                "line 3: D W line has no `sector + sectors` range".to_string()
+            ]
+        );
+    }
+}

@@ -123,3 +123,59 @@ impl LineFormat for FioIolog {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::decode_chunked;
+    use crate::decode::text::TextDecoder;
+
+    #[test]
+    fn version_2_time_comes_from_waits() {
+        let input = "fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n/dev/sdb read 0 4096\n\
+                     /dev/sdb wait 1500 0\n/dev/sdb write 4096 8192\n/dev/sdb datasync 0 0\n/dev/sdb close\n";
+        let d = decode_chunked(TextDecoder::new(FioIolog::new(2)), input.as_bytes(), 7)
+            .expect("decodes");
+        let got: Vec<(u64, Op, u32)> = d
+            .events
+            .iter()
+            .map(|e| (e.time_nanos, e.op, e.len_bytes))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, Op::Read, 4096),
+                (1_500_000, Op::Write, 8192),
+                (1_500_000, Op::Flush, 0)
+            ]
+        );
+        assert_eq!(d.header.devices[0].name, "/dev/sdb");
+    }
+
+    #[test]
+    fn the_wrong_version_is_named() {
+        let d = decode_chunked(
+            TextDecoder::new(FioIolog::new(3)),
+            b"fio version 2 iolog\nx add\n",
+            1,
+        )
+        .expect("decodes");
+        assert_eq!(
+            d.diagnostics.reasons[0],
+            "line 1: this is a version 2 iolog; read it with --format fio-v2"
+        );
+        let d = decode_chunked(
+            TextDecoder::new(FioIolog::new(3)),
+            b"fio version 3 iolog\n5 x read 0\n6 x erase 0 1\n",
+            1,
+        )
+        .expect("decodes");
+        assert_eq!(
+            d.diagnostics.reasons,
+            vec![
+                "line 2: no length".to_string(),
+                "line 3: unknown action \"erase\"".to_string()
+            ]
+        );
+    }
+}

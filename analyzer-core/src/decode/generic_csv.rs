@@ -253,3 +253,51 @@ impl LineFormat for GenericCsv {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::decode_chunked;
+    use crate::decode::text::TextDecoder;
+
+    fn decode(spec: &str, input: &str) -> crate::decode::Decoded {
+        let csv = GenericCsv::new(Some(spec)).expect("mapping");
+        decode_chunked(TextDecoder::new(csv), input.as_bytes(), 7).expect("decodes")
+    }
+
+    #[test]
+    fn units_delimiters_and_quotes() {
+        let d = decode(
+            "time=1,op=0,offset=2,len=3,device=4,time_unit=s,offset_unit=sector,len_unit=kib,delimiter=space",
+            "W   0.5  8 4 \"disk one\"\nR 1.25 16 1 sdb\n",
+        );
+        let got: Vec<(u64, Op, u64, u32)> = d
+            .events
+            .iter()
+            .map(|e| (e.time_nanos, e.op, e.offset_bytes, e.len_bytes))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (500_000_000, Op::Write, 4096, 4096),
+                (1_250_000_000, Op::Read, 8192, 1024)
+            ]
+        );
+        assert_eq!(d.header.devices[0].name, "disk one");
+        assert_eq!(d.header.devices[1].name, "sdb");
+    }
+
+    #[test]
+    fn a_header_is_recognised_by_its_time_field() {
+        let d = decode("time=0,op=1,offset=2,len=3", "t,op,off,len\n5,read,0,512\n");
+        assert_eq!(d.events.len(), 1);
+        assert_eq!(d.diagnostics.ignored_records, 1);
+        assert_eq!(d.header.devices[0].name, DEFAULT_DEVICE);
+        // After the first line, a non-numeric time is a bad record.
+        let d = decode("time=0,op=1,offset=2,len=3", "5,read,0,512\nt,op,off,len\n");
+        assert_eq!(
+            d.diagnostics.reasons,
+            vec!["line 2: time \"t\" (column 0) is not a number".to_string()]
+        );
+    }
+}

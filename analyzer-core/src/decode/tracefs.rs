@@ -196,3 +196,67 @@ impl LineFormat for Tracefs {
         self.pending.flush(out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::text::TextDecoder;
+    use crate::decode::{decode_chunked, Decoded};
+
+    fn decode(action: Action, input: &str) -> Decoded {
+        let one = decode_chunked(
+            TextDecoder::new(Tracefs::new(action)),
+            input.as_bytes(),
+            usize::MAX,
+        )
+        .expect("decodes");
+        assert_eq!(
+            one,
+            decode_chunked(TextDecoder::new(Tracefs::new(action)), input.as_bytes(), 1)
+                .expect("decodes")
+        );
+        one
+    }
+
+    #[test]
+    fn new_and_old_kernel_lines_read_the_same() {
+        let new = "fio-1234 [001] ..... 10.000001: block_rq_issue: 7,0 WS 4096 () 2048 + 8 be,0,4 [fio]\n\
+                   ksoftirqd/0-14 [000] ..s.. 10.000051: block_rq_complete: 7,0 WS () 2048 + 8 be,0,4 [0]\n";
+        let old = "fio-1234 [001] d..1 10.000001: block_rq_issue: 7,0 WS 4096 () 2048 + 8 [fio]\n\
+                   <idle>-0 [000] 10.000051: block_rq_complete: 7,0 WS () 2048 + 8 [0]\n";
+        let (a, b) = (decode(Action::Issue, new), decode(Action::Issue, old));
+        assert_eq!(a.events, b.events);
+        assert_eq!(a.events[0].latency_nanos, Some(50_000));
+        assert_eq!(a.events[0].pid, Some(1234));
+        assert_eq!(a.events[0].offset_bytes, 2048 * 512);
+    }
+
+    #[test]
+    fn lost_events_are_counted_as_dropped() {
+        let d = decode(Action::Issue, "CPU:0 [LOST 17 EVENTS]\nCPU:1 [LOST 3 EVENTS]\nfio-1 [000] 1.0: block_rq_issue: 8,0 R 512 () 0 + 1 [fio]\n");
+        assert_eq!(d.header.dropped_events, 20);
+        assert_eq!(d.events.len(), 1);
+    }
+
+    #[test]
+    fn bio_queue_is_the_request_with_action_q() {
+        let input = "fio-1 [000] 1.000000: block_bio_queue: 8,0 W 64 + 8 [fio]\n\
+                     fio-1 [000] 1.000010: block_rq_issue: 8,0 W 4096 () 64 + 8 [fio]\n\
+                     <idle>-0 [000] 1.000100: block_rq_complete: 8,0 W () 64 + 8 [0]\n";
+        let q = decode(Action::Queue, input);
+        assert_eq!(q.events.len(), 1);
+        assert_eq!(q.events[0].latency_nanos, Some(100_000));
+        let d = decode(Action::Issue, input);
+        assert_eq!(d.events[0].latency_nanos, Some(90_000));
+    }
+
+    #[test]
+    fn task_names_with_spaces_and_brackets() {
+        let d = decode(
+            Action::Issue,
+            "Web [Content]-77 [003] .... 5.5: block_rq_issue: 8,0 R 4096 () 8 + 8 [Web Content]\n",
+        );
+        assert_eq!(d.events[0].pid, Some(77));
+        assert_eq!(d.diagnostics.skipped_records, 0);
+    }
+}
