@@ -181,7 +181,8 @@ struct TextCapture {
 }
 
 impl TextCapture {
-    fn start(kernel_dev: u32) -> TextCapture {
+    /// Request-level events, or with `bio` the bio-level ones.
+    fn start(kernel_dev: u32, bio: bool) -> TextCapture {
         let dir = Path::new(TRACING)
             .join("instances")
             .join(format!("bstest-truth-{}", std::process::id()));
@@ -189,7 +190,12 @@ impl TextCapture {
         std::fs::create_dir(&dir).expect("create truth instance");
         let cap = TextCapture { dir };
         std::fs::write(cap.dir.join("buffer_size_kb"), "65536").expect("buffer");
-        for ev in ["block_rq_issue", "block_rq_complete"] {
+        let events = if bio {
+            ["block_bio_queue", "block_bio_complete"]
+        } else {
+            ["block_rq_issue", "block_rq_complete"]
+        };
+        for ev in events {
             let d = cap.dir.join("events/block").join(ev);
             std::fs::write(d.join("filter"), format!("dev == {kernel_dev}")).expect("filter");
             std::fs::write(d.join("enable"), "1").expect("enable");
@@ -205,7 +211,11 @@ impl TextCapture {
         let mut completed = 0;
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             // `... block_rq_issue: 7,0 WS 4096 () 984 + 8 be,0,4 [fio]`
-            let Some((_, rest)) = line.split_once(": block_rq_") else {
+            // `... block_bio_queue: 7,0 WS 984 + 8 [fio]`
+            let Some((_, rest)) = line
+                .split_once(": block_rq_")
+                .or_else(|| line.split_once(": block_bio_"))
+            else {
                 continue;
             };
             let f: Vec<&str> = rest.split_whitespace().collect();
@@ -217,10 +227,13 @@ impl TextCapture {
                 (_, s) if s.starts_with('F') => Op::Flush,
                 _ => continue,
             };
-            if f[0] == "issue:" {
-                let bytes: u32 = f[3].parse().expect("bytes");
-                let plus = f.iter().position(|&x| x == "+").expect("+");
-                let sector: u64 = f[plus - 1].parse().expect("sector");
+            let plus = f.iter().position(|&x| x == "+").expect("+");
+            let sector: u64 = f[plus - 1].parse().expect("sector");
+            let sectors: u32 = f[plus + 1].parse().expect("sectors");
+            let bytes = sectors * 512;
+            // An empty read or write is a flush whose flag the kernel cleared.
+            let op = if bytes == 0 { Op::Flush } else { op };
+            if f[0] == "issue:" || f[0] == "queue:" {
                 issued.push(if op == Op::Flush {
                     (0, 0, op)
                 } else {
@@ -405,28 +418,51 @@ fn instance_exists(pid: u32) -> bool {
         .exists()
 }
 
+/// A block device under test.
+struct Target {
+    path: String,
+    name: String,
+    major: u32,
+    minor: u32,
+}
+
 /// One workload recorded by both backends and the independent capture at once.
 fn check_workload(tag: &str, fio_args: &[&str]) {
     let tmp = TempDir::new(tag);
     let dev = LoopDev::new(&tmp.0, 256, false);
-    let truth = TextCapture::start(dev.kernel_dev());
+    let target = Target {
+        path: dev.path.clone(),
+        name: dev.name.clone(),
+        major: dev.major,
+        minor: dev.minor,
+    };
+    check_target(&tmp, &target, false, &[], fio_args);
+}
+
+/// Records `target` with both backends (plus `extra` flags) and the independent capture at
+/// the request level, or with `bio` at the bio level, and compares all three with fio.
+fn check_target(tmp: &TempDir, dev: &Target, bio: bool, extra: &[&str], fio_args: &[&str]) {
+    let tag = tmp
+        .0
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let truth = TextCapture::start((dev.major << 20) | dev.minor, bio);
     let ev_out = tmp.0.join("events.bst");
     let blk_out = tmp.0.join("blk.bst");
-    let events = Recorder::start(
-        &["-d", &dev.path, "-o", ev_out.to_str().expect("utf8")],
-        &tmp.0,
-    );
-    let blk = Recorder::start(
-        &[
-            "-d",
-            &dev.name,
-            "--backend",
-            "blk",
-            "-o",
-            blk_out.to_str().expect("utf8"),
-        ],
-        &tmp.0,
-    );
+    let mut ev_args = vec!["-d", &dev.path, "-o", ev_out.to_str().expect("utf8")];
+    ev_args.extend_from_slice(extra);
+    let events = Recorder::start(&ev_args, &tmp.0);
+    let mut blk_args = vec![
+        "-d",
+        &dev.name,
+        "--backend",
+        "blk",
+        "-o",
+        blk_out.to_str().expect("utf8"),
+    ];
+    blk_args.extend_from_slice(extra);
+    let blk = Recorder::start(&blk_args, &tmp.0);
     let filename = format!("--filename={}", dev.path);
     let mut args = vec!["--name=w", filename.as_str(), "--ioengine=psync"];
     args.extend_from_slice(fio_args);
@@ -544,6 +580,52 @@ fn record_mixed_random_workloads_with_trims() {
     );
 }
 
+/// zram is bio-based like dm and md (no request queue): `auto` must pick bio events for it.
+#[test]
+fn record_a_bio_based_device_zram_uses_bio_events_automatically() {
+    let Some(_lock) = setup("record_zram") else {
+        return;
+    };
+    let sys = Path::new("/sys/block/zram0");
+    let in_use = std::fs::read_to_string(sys.join("disksize"))
+        .map(|s| s.trim() != "0")
+        .unwrap_or(true);
+    if !sys.exists() || in_use || sys.join("mq").exists() {
+        eprintln!("SKIPPED record_zram: no unused bio-based zram0 here");
+        return;
+    }
+    struct Zram;
+    impl Drop for Zram {
+        fn drop(&mut self) {
+            let _ = std::fs::write("/sys/block/zram0/reset", "1");
+        }
+    }
+    std::fs::write(sys.join("disksize"), "128M").expect("zram disksize");
+    let _zram = Zram;
+    let tmp = TempDir::new("zram");
+    let dev = std::fs::read_to_string(sys.join("dev")).expect("dev");
+    let (major, minor) = dev.trim().split_once(':').expect("MAJ:MIN");
+    let target = Target {
+        path: "/dev/zram0".into(),
+        name: "zram0".into(),
+        major: major.parse().expect("major"),
+        minor: minor.parse().expect("minor"),
+    };
+    check_target(
+        &tmp,
+        &target,
+        true,
+        &[],
+        &["--rw=randrw", "--bs=4k", "--size=100M", "--number_ios=2000"],
+    );
+    let t = read_trace(&tmp.0.join("events.bst"));
+    assert!(t
+        .header
+        .tool_version
+        .unwrap_or_default()
+        .contains("zram0=bio"));
+}
+
 #[test]
 fn record_a_partition_gives_offsets_relative_to_the_partition() {
     let Some(_lock) = setup("record_partition") else {
@@ -556,7 +638,7 @@ fn record_a_partition_gives_offsets_relative_to_the_partition() {
         eprintln!("SKIPPED record_partition: the kernel made no {part} (loop partition scanning unavailable)");
         return;
     }
-    let truth = TextCapture::start(dev.kernel_dev());
+    let truth = TextCapture::start(dev.kernel_dev(), false);
     let out = tmp.0.join("p1.bst");
     let rec = Recorder::start(&["-d", &part, "-o", out.to_str().expect("utf8")], &tmp.0);
     let filename = format!("--filename={part}");
@@ -767,6 +849,108 @@ fn record_sigkill_leaves_a_readable_file_and_the_next_start_cleans_up() {
     assert!(err.contains(&format!("blocksight-rec-{pid}")), "{err}");
     assert!(!instance_exists(pid), "stale instance not removed");
     assert!(other_survived, "another tool's instance was removed");
+}
+
+#[test]
+fn record_blk_backend_sigkill_is_undone_by_the_next_start() {
+    let Some(_lock) = setup("record_blk_sigkill") else {
+        return;
+    };
+    let tmp = TempDir::new("blkkill");
+    let dev = LoopDev::new(&tmp.0, 64, false);
+    let out = tmp.0.join("blk.bst");
+    let clock_before =
+        std::fs::read_to_string(Path::new(TRACING).join("trace_clock")).expect("clock");
+    let rec = Recorder::start(
+        &[
+            "-d",
+            &dev.path,
+            "--backend",
+            "blk",
+            "-o",
+            out.to_str().expect("utf8"),
+        ],
+        &tmp.0,
+    );
+    rec.signal("KILL");
+    assert!(!rec.wait().0);
+    let tracer =
+        std::fs::read_to_string(Path::new(TRACING).join("current_tracer")).expect("tracer");
+    assert_eq!(
+        tracer.trim(),
+        "blk",
+        "a SIGKILLed collector cannot restore the tracer"
+    );
+    // Any next start (here the events backend) restores what the dead one changed.
+    let rec = Recorder::start(
+        &[
+            "-d",
+            &dev.path,
+            "-t",
+            "1",
+            "-o",
+            tmp.0.join("next.bst").to_str().expect("utf8"),
+        ],
+        &tmp.0,
+    );
+    let (ok, _, err) = rec.wait();
+    assert!(ok, "{err}");
+    assert!(err.contains("killed collector"), "{err}");
+    let tracer =
+        std::fs::read_to_string(Path::new(TRACING).join("current_tracer")).expect("tracer");
+    assert_eq!(tracer.trim(), "nop");
+    let enabled =
+        std::fs::read_to_string(format!("/sys/block/{}/trace/enable", dev.name)).expect("enable");
+    assert_eq!(enabled.trim(), "0");
+    let clock_after =
+        std::fs::read_to_string(Path::new(TRACING).join("trace_clock")).expect("clock");
+    assert_eq!(clock_after, clock_before);
+}
+
+#[test]
+fn record_dropped_events_are_counted_and_reported_with_the_fix() {
+    let Some(_lock) = setup("record_dropped") else {
+        return;
+    };
+    let tmp = TempDir::new("dropped");
+    let dev = LoopDev::new(&tmp.0, 256, false);
+    let out = tmp.0.join("dropped.bst");
+    let rec = Recorder::start(
+        &[
+            "-d",
+            &dev.path,
+            "--buffer-kb",
+            "64",
+            "-o",
+            out.to_str().expect("utf8"),
+        ],
+        &tmp.0,
+    );
+    // A stopped collector cannot read: 5000 requests (10,000 events) overflow 64 KiB per CPU.
+    rec.signal("STOP");
+    let filename = format!("--filename={}", dev.path);
+    let (r, w, _) = fio(&[
+        "--name=o",
+        &filename,
+        "--ioengine=psync",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=200M",
+        "--number_ios=5000",
+    ]);
+    rec.signal("CONT");
+    rec.signal("INT");
+    let (ok, _, err) = rec.wait();
+    assert!(ok, "{err}");
+    let t = read_trace(&out);
+    assert!(t.header.dropped_events > 0, "nothing dropped?\n{err}");
+    assert!(err.contains("--buffer-kb"), "{err}");
+    assert!((t.events.len() as u64) < r + w);
+    // What was kept is still real: every event is a 4 KiB read.
+    assert!(t
+        .events
+        .iter()
+        .all(|e| e.op == Op::Read && e.len_bytes == 4096));
 }
 
 #[test]

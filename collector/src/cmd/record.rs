@@ -138,13 +138,19 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         })
         .collect();
     header.host = Some(host);
+    // The tool line also says which events each device was recorded with.
+    let levels: Vec<String> = traced
+        .iter()
+        .map(|d| format!("{}={}", d.name, d.level.name()))
+        .collect();
     header.tool_version = Some(format!(
-        "blocksight {} record --backend {}",
+        "blocksight {} record --backend {} --level {}",
         env!("CARGO_PKG_VERSION"),
         match args.backend {
             Backend::Events => "events",
             Backend::Blk => "blk",
-        }
+        },
+        levels.join(",")
     ));
     header.sampling = sampling;
 
@@ -256,8 +262,10 @@ impl RunContext<'_> {
         );
         let cpu_nanos = sys::process_cpu_nanos();
         eprintln!(
-            "blocksight: read {} of kernel trace data; collector CPU time {} ({} per million requests)",
+            "blocksight: read {} of kernel trace data; dropped {} events; collector CPU time {} \
+             ({} per million requests)",
             bytes(summary.kernel_bytes),
+            count(summary.header.dropped_events),
             duration(cpu_nanos),
             if summary.events_written > 0 {
                 duration((cpu_nanos as f64 * 1e6 / summary.events_written as f64) as u64)

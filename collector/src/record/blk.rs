@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use analyzer_core::Op;
 use anyhow::{bail, Context};
 
-use super::device::DeviceMap;
+use super::device::{DeviceMap, Level};
 use super::tracefs::{self, write_control};
 use super::tracker::{Kind, Record};
 use super::{sys, Source};
@@ -26,6 +26,7 @@ const MAGIC: u32 = 0x6561_7400;
 const MAGIC_MASK: u32 = 0xffff_ff00;
 const VERSION: u32 = 0x07;
 /// Actions (`__BLK_TA_*`), low 16 bits of `action`.
+const TA_QUEUE: u32 = 1;
 const TA_ISSUE: u32 = 7;
 const TA_COMPLETE: u32 = 8;
 /// Category bits (`BLK_TC_*`), shifted into the high 16 bits of `action`.
@@ -83,20 +84,23 @@ pub fn split_records(buf: &[u8], skipped: &mut u64, mut on: impl FnMut(BlkTrace)
     at
 }
 
-/// A record for the tracker, when `t` is an issue or completion on a traced device.
+/// A record for the tracker, when `t` is an issue or completion on a traced device: `D` is
+/// the issue of request-level devices, `Q` of bio-level ones (see [`super::device::Level`]).
 pub fn to_record(t: &BlkTrace, map: &DeviceMap) -> Option<Record> {
     let category = t.action >> 16;
     if category & TC_NOTIFY != 0 {
         return None;
     }
-    let kind = match t.action & 0xffff {
-        TA_ISSUE => Kind::Issue,
-        TA_COMPLETE => Kind::Complete,
+    let (kind, level) = match t.action & 0xffff {
+        TA_ISSUE => (Kind::Issue, Some(Level::Request)),
+        TA_QUEUE => (Kind::Issue, Some(Level::Bio)),
+        TA_COMPLETE => (Kind::Complete, None),
         _ => return None,
     };
     let op = if category & TC_DISCARD != 0 {
         Op::Discard
-    } else if t.bytes == 0 && category & TC_FLUSH != 0 {
+    } else if t.bytes == 0 && (category & TC_FLUSH != 0 || kind == Kind::Complete) {
+        // A completion's flush flag may already be cleared.
         Op::Flush
     } else if t.bytes == 0 {
         return None;
@@ -106,6 +110,9 @@ pub fn to_record(t: &BlkTrace, map: &DeviceMap) -> Option<Record> {
         Op::Read
     };
     let (device, rel_sector) = map.map(t.device, t.sector, op != Op::Flush)?;
+    if level.is_some() && map.level(device) != level {
+        return None;
+    }
     Some(Record {
         time_nanos: t.time_nanos,
         kind,
@@ -287,7 +294,18 @@ impl BlkBackend {
         }
         for disk in &disks {
             let dir = PathBuf::from(format!("/sys/block/{disk}/trace"));
-            let _ = write_control(&dir.join("act_mask"), "issue,complete");
+            // Only the actions we use: fewer records to copy and decode.
+            let bio_level = backend
+                .map
+                .devices()
+                .iter()
+                .any(|d| &d.disk_name == disk && d.level == Level::Bio);
+            let mask = if bio_level {
+                "queue,complete"
+            } else {
+                "issue,complete"
+            };
+            let _ = write_control(&dir.join("act_mask"), mask);
             write_control(&dir.join("enable"), "1").with_context(|| {
                 format!("enabling the blk tracer on {disk} (is blktrace already tracing it?)")
             })?;
@@ -401,6 +419,7 @@ mod tests {
             disk_minor: 1,
             start_sector: 0,
             size_sectors: 1 << 20,
+            level: Level::Request,
         }])
     }
 

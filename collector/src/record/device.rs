@@ -5,6 +5,12 @@
 //! traced as its disk filtered to the partition's range, and offsets are rewritten to be
 //! relative to the partition. Device-mapper and md devices have their own dev_t and are traced
 //! by it.
+//!
+//! Devices with a request queue (`/sys/block/X/mq` exists: SCSI, NVMe, virtio, loop) are traced
+//! at the request level (`block_rq_issue`/`block_rq_complete`, blktrace `D`/`C`): what the
+//! device executed, after merging and splitting. Bio-based devices (most dm targets, md, zram)
+//! never form requests, so they are traced at the bio level (`block_bio_queue`/
+//! `block_bio_complete`, blktrace `Q`/`C`): what was submitted to them.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +20,24 @@ use anyhow::{bail, Context};
 /// bits, minor in the low 20.
 pub fn kernel_dev(major: u32, minor: u32) -> u32 {
     (major << 20) | (minor & 0xf_ffff)
+}
+
+/// Which kernel events describe a device's requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Level {
+    /// Requests as the device's queue issues them.
+    Request,
+    /// Bios as submitted to the device (for devices without a request queue).
+    Bio,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Request => "request",
+            Level::Bio => "bio",
+        }
+    }
 }
 
 /// A device the user asked for, as the kernel will report it.
@@ -31,6 +55,7 @@ pub struct TracedDevice {
     pub start_sector: u64,
     /// Size in 512-byte sectors; requests past it on the disk belong to something else.
     pub size_sectors: u64,
+    pub level: Level,
 }
 
 impl TracedDevice {
@@ -112,6 +137,12 @@ pub fn resolve(spec: &str, sys_root: &Path) -> anyhow::Result<TracedDevice> {
             .unwrap_or_default();
         let (disk_major, disk_minor) = parse_majmin(&read_trimmed(&disk.join("dev"))?)
             .with_context(|| format!("{}: expected MAJ:MIN", disk.join("dev").display()))?;
+        if !disk.join("mq").exists() {
+            bail!(
+                "{name} is a partition of {disk_name}, which has no request queue: record {disk_name} \
+                 itself and keep the partition's range ({start_sector} + {size_sectors} sectors)"
+            );
+        }
         Ok(TracedDevice {
             name,
             major,
@@ -121,6 +152,7 @@ pub fn resolve(spec: &str, sys_root: &Path) -> anyhow::Result<TracedDevice> {
             disk_minor,
             start_sector,
             size_sectors,
+            level: Level::Request,
         })
     } else {
         Ok(TracedDevice {
@@ -132,6 +164,11 @@ pub fn resolve(spec: &str, sys_root: &Path) -> anyhow::Result<TracedDevice> {
             disk_minor: minor,
             start_sector: 0,
             size_sectors,
+            level: if real.join("mq").exists() {
+                Level::Request
+            } else {
+                Level::Bio
+            },
         })
     }
 }
@@ -174,11 +211,17 @@ impl DeviceMap {
         None
     }
 
-    /// The distinct disks to trace, as kernel dev_t values.
-    pub fn kernel_devs(&self) -> Vec<u32> {
+    /// The level of the device at `index`.
+    pub fn level(&self, index: u32) -> Option<Level> {
+        self.devices.get(index as usize).map(|d| d.level)
+    }
+
+    /// The distinct disks traced at `level`, as kernel dev_t values.
+    pub fn kernel_devs(&self, level: Level) -> Vec<u32> {
         let mut devs: Vec<u32> = self
             .devices
             .iter()
+            .filter(|d| d.level == level)
             .map(TracedDevice::disk_kernel_dev)
             .collect();
         devs.sort_unstable();
@@ -186,9 +229,9 @@ impl DeviceMap {
         devs
     }
 
-    /// The tracefs filter expression selecting the traced disks.
-    pub fn filter_expression(&self) -> String {
-        self.kernel_devs()
+    /// The tracefs filter expression selecting the disks traced at `level`.
+    pub fn filter_expression(&self, level: Level) -> String {
+        self.kernel_devs(level)
             .iter()
             .map(|d| format!("dev == {d}"))
             .collect::<Vec<_>>()
@@ -233,6 +276,7 @@ mod tests {
         let disk = root.join("devices/virtual/block/sdz");
         let part = disk.join("sdz2");
         std::fs::create_dir_all(&part).expect("mkdir");
+        std::fs::create_dir_all(disk.join("mq")).expect("mkdir");
         std::fs::create_dir_all(root.join("class/block")).expect("mkdir");
         std::fs::create_dir_all(root.join("dev/block")).expect("mkdir");
         std::fs::write(disk.join("dev"), "8:16\n").expect("w");
@@ -267,7 +311,11 @@ mod tests {
         assert_eq!(map.map(dev, 1500, true), Some((1, 1500)));
         assert_eq!(map.map(dev, u64::MAX, false), Some((0, 0)));
         assert_eq!(map.map(kernel_dev(8, 0), 0, true), None);
-        assert_eq!(map.filter_expression(), format!("dev == {dev}"));
+        assert_eq!(
+            map.filter_expression(Level::Request),
+            format!("dev == {dev}")
+        );
+        assert_eq!(map.filter_expression(Level::Bio), "");
         assert!(resolve("nope", &sys)
             .expect_err("missing")
             .to_string()

@@ -1,6 +1,7 @@
 //! The `events` backend: our own tracefs instance with the `block_rq_issue` and
-//! `block_rq_complete` tracepoints, filtered in the kernel to the traced disks, read as binary
-//! ring-buffer pages from each CPU's `trace_pipe_raw`.
+//! `block_rq_complete` tracepoints (`block_bio_queue` and `block_bio_complete` for bio-based
+//! devices such as dm, md and zram; see [`super::device::Level`]), filtered in the kernel to the
+//! traced disks, read as binary ring-buffer pages from each CPU's `trace_pipe_raw`.
 //!
 //! Binary rather than text: the kernel skips formatting every record with `printf`, and we skip
 //! parsing it back (see docs/record.md for the measurement).
@@ -11,7 +12,7 @@ use std::path::Path;
 use analyzer_core::Op;
 use anyhow::{bail, Context};
 
-use super::device::DeviceMap;
+use super::device::{DeviceMap, Level};
 use super::event_format::{EventFormat, Field};
 use super::ringbuf;
 use super::tracefs::{self, Instance};
@@ -23,6 +24,7 @@ use super::{sys, Source};
 struct Layout {
     id: u16,
     kind: Kind,
+    level: Level,
     pid: Field,
     dev: Field,
     sector: Field,
@@ -33,10 +35,11 @@ struct Layout {
 }
 
 impl Layout {
-    fn from_format(format: &EventFormat, kind: Kind) -> Result<Layout, String> {
+    fn from_format(format: &EventFormat, kind: Kind, level: Level) -> Result<Layout, String> {
         Ok(Layout {
             id: format.id,
             kind,
+            level,
             pid: format.field("common_pid")?,
             dev: format.field("dev")?,
             sector: format.field("sector")?,
@@ -76,7 +79,7 @@ struct CpuReader {
 pub struct EventsBackend {
     cpus: Vec<CpuReader>,
     page: Vec<u8>,
-    layouts: [Layout; 2],
+    layouts: Vec<Layout>,
     map: DeviceMap,
     lost_in_pages: u64,
     pages_with_loss: u64,
@@ -100,12 +103,23 @@ fn read_format(root: &Path, event: &str) -> anyhow::Result<EventFormat> {
 impl EventsBackend {
     /// Creates and arms the instance. `buffer_kb` is per CPU.
     pub fn start(root: &Path, map: DeviceMap, buffer_kb: u64) -> anyhow::Result<EventsBackend> {
-        let issue = read_format(root, "block_rq_issue")?;
-        let complete = read_format(root, "block_rq_complete")?;
-        let layouts = [
-            Layout::from_format(&issue, Kind::Issue).map_err(anyhow::Error::msg)?,
-            Layout::from_format(&complete, Kind::Complete).map_err(anyhow::Error::msg)?,
-        ];
+        let mut layouts = Vec::new();
+        let mut wanted = Vec::new();
+        for level in [Level::Request, Level::Bio] {
+            if map.kernel_devs(level).is_empty() {
+                continue;
+            }
+            let names = match level {
+                Level::Request => ["block_rq_issue", "block_rq_complete"],
+                Level::Bio => ["block_bio_queue", "block_bio_complete"],
+            };
+            for (name, kind) in names.into_iter().zip([Kind::Issue, Kind::Complete]) {
+                let format = read_format(root, name)?;
+                layouts
+                    .push(Layout::from_format(&format, kind, level).map_err(anyhow::Error::msg)?);
+                wanted.push((name, map.filter_expression(level)));
+            }
+        }
         let instance = Instance::create(root)?;
         tracefs::write_control(&instance.path("tracing_on"), "0")?;
         tracefs::write_control(&instance.path("buffer_size_kb"), &buffer_kb.to_string())
@@ -116,10 +130,9 @@ impl EventsBackend {
         // Keep the oldest unread events when full: new ones are dropped and counted, rather than
         // unread pages being overwritten under the reader.
         let _ = tracefs::write_control(&instance.path("options/overwrite"), "0");
-        let filter = map.filter_expression();
-        for event in ["block_rq_issue", "block_rq_complete"] {
+        for (event, filter) in &wanted {
             let dir = instance.path(&format!("events/block/{event}"));
-            tracefs::write_control(&dir.join("filter"), &filter)
+            tracefs::write_control(&dir.join("filter"), filter)
                 .with_context(|| format!("setting the device filter {filter:?}"))?;
             tracefs::write_control(&dir.join("enable"), "1")?;
         }
@@ -153,10 +166,10 @@ impl EventsBackend {
 }
 
 /// Decodes one event payload into a record; `None` for events of other types or ops.
-fn decode(layouts: &[Layout; 2], map: &DeviceMap, ts: u64, payload: &[u8]) -> Option<Record> {
+fn decode(layouts: &[Layout], map: &DeviceMap, ts: u64, payload: &[u8]) -> Option<Record> {
     let id = u16::from_le_bytes(payload.get(0..2)?.try_into().ok()?);
     let layout = layouts.iter().find(|l| l.id == id)?;
-    let op = op_from_rwbs(layout.rwbs.bytes(payload)?)?;
+    let mut op = op_from_rwbs(layout.rwbs.bytes(payload)?)?;
     let dev = layout.dev.read_u64(payload)? as u32;
     let sector = layout.sector.read_u64(payload)?;
     let nr_sector = layout.nr_sector.read_u64(payload)?;
@@ -164,8 +177,16 @@ fn decode(layouts: &[Layout; 2], map: &DeviceMap, ts: u64, payload: &[u8]) -> Op
         Some(f) => f.read_u64(payload)?,
         None => nr_sector * 512,
     };
+    // An empty read or write is a flush whose PREFLUSH flag the kernel has cleared by the time
+    // of this event (bios on devices without a write cache, completions).
+    if len_bytes == 0 && matches!(op, Op::Read | Op::Write) {
+        op = Op::Flush;
+    }
     let has_range = op != Op::Flush;
     let (device, rel_sector) = map.map(dev, sector, has_range)?;
+    if map.level(device) != Some(layout.level) {
+        return None;
+    }
     let pid = layout
         .pid
         .read_u64(payload)
@@ -279,16 +300,17 @@ mod tests {
         assert_eq!(op_from_rwbs(b"\0"), None);
     }
 
-    fn layouts() -> [Layout; 2] {
+    fn layouts() -> Vec<Layout> {
         let f = |offset, size| Field {
             offset,
             size,
             signed: false,
         };
-        [
+        let rq = [
             Layout {
                 id: 10,
                 kind: Kind::Issue,
+                level: Level::Request,
                 pid: f(4, 4),
                 dev: f(8, 4),
                 sector: f(16, 8),
@@ -299,6 +321,7 @@ mod tests {
             Layout {
                 id: 11,
                 kind: Kind::Complete,
+                level: Level::Request,
                 pid: f(4, 4),
                 dev: f(8, 4),
                 sector: f(16, 8),
@@ -306,7 +329,14 @@ mod tests {
                 bytes: None,
                 rwbs: f(34, 10),
             },
-        ]
+        ];
+        // The bio events of a bio-level device, with the same layout for the test.
+        let bio = rq.clone().map(|l| Layout {
+            id: l.id + 10,
+            level: Level::Bio,
+            ..l
+        });
+        rq.into_iter().chain(bio).collect()
     }
 
     fn payload(id: u16, dev: u32, sector: u64, nr: u32, rwbs: &[u8]) -> Vec<u8> {
@@ -332,6 +362,7 @@ mod tests {
             disk_minor: 16,
             start_sector: 2048,
             size_sectors: 1000,
+            level: Level::Request,
         };
         let map = DeviceMap::new(vec![part]);
         let dev = kernel_dev(8, 16);
@@ -342,11 +373,14 @@ mod tests {
             .event(4, &payload(10, kernel_dev(8, 0), 0, 8, b"R")) // another disk
             .event(5, &payload(10, dev, 0, 0, b"FF"))
             .event(6, &payload(12, dev, 0, 0, b"R")) // another event type
+            .event(7, &payload(20, dev, 2048 + 16, 8, b"W")) // bio event, request-level device
+            .event(8, &payload(11, dev, 0, 0, b"WS")) // a flush completing as an empty write
             .build(4096);
         let l = layouts();
         let mut out = Vec::new();
         ringbuf::parse_page(&page, |ts, p| out.extend(decode(&l, &map, ts, p))).expect("page");
-        assert_eq!(out.len(), 3);
+        assert_eq!(out.len(), 4);
+        assert_eq!((out[3].kind, out[3].op), (Kind::Complete, Op::Flush));
         assert_eq!(
             (
                 out[0].time_nanos,
