@@ -9,11 +9,13 @@
 //! | 3    | pid present                                                               |
 //! | 4    | sector-aligned: the offset delta and length are in 512-byte units         |
 //! | 5    | new device: one value in `devices` (else the previous event's device)     |
-//! | 6    | new pid: one value in `pids` (only with bit 3; else the previous pid)     |
+//! | 6    | new pid: one value in `pids` (only with bit 3; else the previous pid),    |
+//! |      | coded through a table of the 16 most recent pids (see [`RecentPids`])     |
 //! | 7    | new length: one value in `lens` (else the previous event's length)        |
 //!
 //! Every event has one value in `times` (zigzag of the time delta divided by
-//! `time_unit_nanos`) and one in `offsets` (zigzag of the offset minus the previous event's end).
+//! `time_unit_nanos`) and one in `offsets` (zigzag of the offset minus the previous event's end;
+//! flushes code their offset from 0 and leave the previous end alone).
 //! Delta state starts from zero in every chunk, so chunks decode independently. A sequential
 //! 4 KiB read with the same device and pid as its predecessor costs a tag byte, a time delta and
 //! a one-byte offset delta.
@@ -21,7 +23,7 @@
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::OPS;
-use crate::event::IoEvent;
+use crate::event::{IoEvent, Op};
 use crate::varint::{unzigzag, write_u64, zigzag};
 
 const TAG_LATENCY: u8 = 1 << 2;
@@ -32,6 +34,67 @@ const TAG_NEW_PID: u8 = 1 << 6;
 const TAG_NEW_LEN: u8 = 1 << 7;
 
 const SECTOR_BYTES: u64 = 512;
+
+/// The op code of [`crate::Op::Flush`] in the tag.
+const FLUSH_CODE: u8 = 3;
+
+/// Pids seen recently in this chunk, most recent first. A pid in the table is coded as its index
+/// (one byte), any other as `RECENT_PIDS + pid`; either way it then moves to the front. A few
+/// busy processes issue most I/O, so most pid changes cost one byte instead of three.
+#[derive(Clone, Copy, Debug, Default)]
+struct RecentPids {
+    pids: [u32; RECENT_PIDS],
+    len: usize,
+}
+
+const RECENT_PIDS: usize = 16;
+
+impl RecentPids {
+    fn code(&mut self, pid: u32) -> u64 {
+        match self.pids[..self.len].iter().position(|&p| p == pid) {
+            Some(i) => {
+                self.to_front(i, pid);
+                i as u64
+            }
+            None => {
+                self.insert(pid);
+                RECENT_PIDS as u64 + u64::from(pid)
+            }
+        }
+    }
+
+    #[inline]
+    fn decode(&mut self, v: u64) -> Result<u32, String> {
+        if v < RECENT_PIDS as u64 {
+            let i = v as usize;
+            if i >= self.len {
+                return Err(format!(
+                    "recent-pid index {i} but only {} pids seen",
+                    self.len
+                ));
+            }
+            let pid = self.pids[i];
+            self.to_front(i, pid);
+            Ok(pid)
+        } else {
+            let pid = u32::try_from(v - RECENT_PIDS as u64)
+                .map_err(|_| format!("pid {} does not fit 32 bits", v - RECENT_PIDS as u64))?;
+            self.insert(pid);
+            Ok(pid)
+        }
+    }
+
+    fn to_front(&mut self, i: usize, pid: u32) {
+        self.pids.copy_within(..i, 1);
+        self.pids[0] = pid;
+    }
+
+    fn insert(&mut self, pid: u32) {
+        self.pids.copy_within(..RECENT_PIDS - 1, 1);
+        self.pids[0] = pid;
+        self.len = (self.len + 1).min(RECENT_PIDS);
+    }
+}
 
 /// Serializes a byte slice as bincode bytes (length then raw bytes) in one call instead of one
 /// call per element.
@@ -130,6 +193,7 @@ impl ColumnEncoder {
         let time_unit = time_unit.max(1);
         let latency_unit = latency_unit.max(1);
 
+        let mut recent_pids = RecentPids::default();
         let (mut prev_time, mut prev_end, mut prev_device, mut prev_len, mut prev_pid) =
             (0u64, 0u64, 0u32, 0u32, 0u32);
         for e in events {
@@ -145,7 +209,12 @@ impl ColumnEncoder {
             );
             prev_time = e.time_nanos;
 
-            let d_offset = wrapping_delta(e.offset_bytes, prev_end);
+            // A flush's offset is coded from 0 and leaves the delta state alone: flushes carry no
+            // data range, and coding them from the last request's end would cost a long delta
+            // twice (to the flush and back).
+            let is_flush = e.op == Op::Flush;
+            let base = if is_flush { 0 } else { prev_end };
+            let d_offset = wrapping_delta(e.offset_bytes, base);
             let aligned = u64::from(e.len_bytes) % SECTOR_BYTES == 0
                 && d_offset.rem_euclid(SECTOR_BYTES as i64) == 0;
             if aligned {
@@ -157,7 +226,9 @@ impl ColumnEncoder {
             } else {
                 write_u64(&mut self.offsets, zigzag(d_offset));
             }
-            prev_end = e.offset_bytes.wrapping_add(u64::from(e.len_bytes));
+            if !is_flush {
+                prev_end = e.offset_bytes.wrapping_add(u64::from(e.len_bytes));
+            }
 
             if e.len_bytes != prev_len {
                 tag |= TAG_NEW_LEN;
@@ -181,7 +252,7 @@ impl ColumnEncoder {
                 tag |= TAG_PID;
                 if pid != prev_pid {
                     tag |= TAG_NEW_PID;
-                    write_u64(&mut self.pids, u64::from(pid));
+                    write_u64(&mut self.pids, recent_pids.code(pid));
                     prev_pid = pid;
                 }
             }
@@ -301,6 +372,7 @@ pub(super) struct ChunkReader {
     device: u32,
     len: u32,
     pid: u32,
+    recent_pids: RecentPids,
 }
 
 impl ChunkReader {
@@ -385,7 +457,9 @@ impl ChunkReader {
 
             let d_offset = unzigzag(offsets.next()?) as u64;
             let aligned = tag & TAG_ALIGNED != 0;
-            let offset = end.wrapping_add(if aligned {
+            let is_flush = tag & 3 == FLUSH_CODE;
+            let base = if is_flush { 0 } else { end };
+            let offset = base.wrapping_add(if aligned {
                 d_offset.wrapping_mul(SECTOR_BYTES)
             } else {
                 d_offset
@@ -401,7 +475,9 @@ impl ChunkReader {
                     .and_then(|b| u32::try_from(b).ok())
                     .ok_or_else(|| format!("length {v} does not fit 32 bits"))?;
             }
-            end = offset.wrapping_add(u64::from(len));
+            if !is_flush {
+                end = offset.wrapping_add(u64::from(len));
+            }
             if tag & TAG_NEW_DEVICE != 0 {
                 let v = devices.next()?;
                 device =
@@ -418,8 +494,7 @@ impl ChunkReader {
             };
             let pid_out = if tag & TAG_PID != 0 {
                 if tag & TAG_NEW_PID != 0 {
-                    let v = pids.next()?;
-                    pid = u32::try_from(v).map_err(|_| format!("pid {v} does not fit 32 bits"))?;
+                    pid = self.recent_pids.decode(pids.next()?)?;
                 }
                 Some(pid)
             } else {
