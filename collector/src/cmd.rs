@@ -3,6 +3,7 @@
 use std::io::Write;
 
 pub mod export;
+pub mod import;
 pub mod record;
 pub mod stat;
 

@@ -22,6 +22,8 @@ struct Cli {
 enum Command {
     /// Summarise traces: counts, bytes, footprint, duration, request sizes, sequential fraction.
     Stat(cmd::stat::Args),
+    /// Convert traces of any supported format into one native .bst file.
+    Import(cmd::import::Args),
     /// Write a trace as CSV, a fio iolog (replay with `fio --read_iolog`) or libCacheSim CSV.
     Export(cmd::export::Args),
     /// Record the block requests of devices on this machine into a native trace (root).
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Stat(args) => cmd::stat::run(&args),
+        Command::Import(args) => cmd::import::run(&args),
         Command::Export(args) => cmd::export::run(&args),
         Command::Record(args) => cmd::record::run(&args),
         Command::Formats => cmd::formats(),
