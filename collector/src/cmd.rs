@@ -5,6 +5,7 @@ use std::io::Write;
 pub mod export;
 pub mod import;
 pub mod record;
+pub mod simulate;
 pub mod stat;
 
 /// `blocksight formats`.

@@ -28,6 +28,8 @@ enum Command {
     Export(cmd::export::Args),
     /// Record the block requests of devices on this machine into a native trace (root).
     Record(cmd::record::Args),
+    /// Simulate an SSD cache (policy, size, admission, write mode): hit ratios and disk load.
+    Simulate(Box<cmd::simulate::Args>),
     /// List the trace formats blocksight reads, with their `--format` names.
     Formats,
 }
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Command::Import(args) => cmd::import::run(&args),
         Command::Export(args) => cmd::export::run(&args),
         Command::Record(args) => cmd::record::run(&args),
+        Command::Simulate(args) => cmd::simulate::run(&args),
         Command::Formats => cmd::formats(),
     };
     match result {

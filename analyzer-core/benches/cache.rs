@@ -1,0 +1,119 @@
+//! Cache-simulator throughput: requests per second per policy on a deterministic synthetic Zipf
+//! trace, one thread, through the full `Simulator::observe` path (line splitting, policy,
+//! statistics, time bins).
+//!
+//! `cargo bench -p analyzer-core --bench cache` runs criterion on a 2M-request slice per policy.
+//! `BLOCKSIGHT_BENCH_FULL=1 cargo bench -p analyzer-core --bench cache` additionally replays the
+//! whole 50M-request trace once per policy and prints requests/s, the simulator's own memory
+//! estimate and the process's peak RSS (VmHWM).
+
+use std::time::Instant;
+
+use analyzer_core::cache::{PolicyKind, SimConfig, Simulator};
+use analyzer_core::hash::mix64;
+use analyzer_core::{IoEvent, Op};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+
+const UNIVERSE_LINES: usize = 1 << 20;
+const ZIPF_ALPHA: f64 = 0.99;
+const CACHE_LINES: u64 = UNIVERSE_LINES as u64 / 10;
+
+/// Deterministic Zipf(alpha) line numbers over `UNIVERSE_LINES`, ranks scattered by a hash so
+/// hot lines are not adjacent.
+fn zipf_lines(n: usize, seed: u64) -> Vec<u32> {
+    let mut cdf = Vec::with_capacity(UNIVERSE_LINES);
+    let mut sum = 0.0;
+    for r in 1..=UNIVERSE_LINES {
+        sum += 1.0 / (r as f64).powf(ZIPF_ALPHA);
+        cdf.push(sum);
+    }
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let u = (mix64(state) >> 11) as f64 / (1u64 << 53) as f64 * sum;
+            let rank = cdf.partition_point(|&c| c < u).min(UNIVERSE_LINES - 1);
+            (mix64(rank as u64) % UNIVERSE_LINES as u64) as u32
+        })
+        .collect()
+}
+
+fn event(i: usize, line: u32) -> IoEvent {
+    IoEvent {
+        time_nanos: i as u64 * 10_000,
+        device: 0,
+        offset_bytes: u64::from(line) * 4096,
+        len_bytes: 4096,
+        // One write in four, so the write path is exercised too.
+        op: if i % 4 == 3 { Op::Write } else { Op::Read },
+        latency_nanos: None,
+        pid: None,
+    }
+}
+
+fn run(kind: PolicyKind, lines: &[u32]) -> (u64, u64) {
+    let config = SimConfig::new(kind, CACHE_LINES, 4096);
+    let mut sim = if kind.needs_future() {
+        let events = lines.iter().enumerate().map(|(i, &l)| event(i, l));
+        let mut b = analyzer_core::cache::NextUseBuilder::new(4096);
+        for e in events {
+            b.observe(&e);
+        }
+        Simulator::with_future(&config, b.finish())
+    } else {
+        Simulator::new(&config)
+    }
+    .expect("valid config");
+    for (i, &l) in lines.iter().enumerate() {
+        sim.observe(&event(i, l));
+    }
+    let r = sim.finish();
+    (
+        r.whole.counts.read.line_hits + r.whole.counts.write.line_hits,
+        r.memory_bytes,
+    )
+}
+
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn bench(c: &mut Criterion) {
+    let lines = zipf_lines(2_000_000, 1);
+    let mut group = c.benchmark_group("simulate_zipf_2m");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(lines.len() as u64));
+    for kind in PolicyKind::ALL {
+        group.bench_with_input(
+            BenchmarkId::from_parameter(kind.name()),
+            &lines,
+            |b, lines| b.iter(|| run(kind, lines)),
+        );
+    }
+    group.finish();
+
+    if std::env::var_os("BLOCKSIGHT_BENCH_FULL").is_some() {
+        let n = 50_000_000;
+        let lines = zipf_lines(n, 2);
+        println!("full run: {n} requests, Zipf {ZIPF_ALPHA} over {UNIVERSE_LINES} lines, cache {CACHE_LINES} lines");
+        for kind in PolicyKind::ALL {
+            let start = Instant::now();
+            let (hits, mem) = run(kind, &lines);
+            let secs = start.elapsed().as_secs_f64();
+            println!(
+                "{:<7} {:>6.2} M req/s  hit ratio {:.4}  sim memory {:>6.1} MiB  peak RSS so far {:?} KiB{}",
+                kind.name(),
+                n as f64 / secs / 1e6,
+                hits as f64 / n as f64,
+                mem as f64 / (1 << 20) as f64,
+                peak_rss_kib(),
+                if kind.needs_future() { " (time includes building the future)" } else { "" }
+            );
+        }
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,283 @@
+//! Cache simulator tests: agreement with libCacheSim's hit counts, golden miss counts per cache
+//! size on a small trace, and the `blocksight simulate` command line.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use analyzer_core::cache::policy::count_hits;
+use analyzer_core::cache::PolicyKind;
+use blocksight_tests::{assert_golden, data_dir};
+
+fn keys(name: &str) -> Vec<u64> {
+    let path = data_dir().join("cache").join(format!("{name}.keys"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| l.trim().parse().expect("one key per line"))
+        .collect()
+}
+
+/// (policy, capacity) -> hits, from a file written by make_libcachesim_reference.py.
+fn reference_hits(path: &Path) -> BTreeMap<(String, u64), u64> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (
+                (f[0].to_string(), f[1].parse().expect("capacity")),
+                f[2].parse().expect("hits"),
+            )
+        })
+        .collect()
+}
+
+/// Policies whose libCacheSim implementation this simulator reproduces exactly. LIRS follows
+/// the paper instead (see cache/policy/lirs.rs); its counts are compared in
+/// `lirs_stays_close_to_libcachesim`.
+const EXACT: [PolicyKind; 10] = [
+    PolicyKind::Lru,
+    PolicyKind::Fifo,
+    PolicyKind::Clock,
+    PolicyKind::Lfu,
+    PolicyKind::Slru,
+    PolicyKind::TwoQ,
+    PolicyKind::Arc,
+    PolicyKind::Sieve,
+    PolicyKind::S3Fifo,
+    PolicyKind::Belady,
+];
+
+fn agreement(trace: &str) -> Vec<(PolicyKind, u64, u64, u64)> {
+    let seq = keys(trace);
+    let refs = reference_hits(&data_dir().join("cache").join(format!("{trace}.hits")));
+    let mut rows = Vec::new();
+    for ((policy, cap), &lcs) in &refs {
+        let kind = PolicyKind::from_name(policy).expect("known policy");
+        let ours = count_hits(kind, *cap, &seq).expect("valid capacity");
+        rows.push((kind, *cap, ours, lcs));
+    }
+    rows
+}
+
+fn check_exact(trace: &str) {
+    let rows = agreement(trace);
+    let mut bad = Vec::new();
+    for &(kind, cap, ours, lcs) in &rows {
+        eprintln!(
+            "{trace:>12} {:<7} {cap:>6} ours {ours:>7} libCacheSim {lcs:>7}",
+            kind.name()
+        );
+        if EXACT.contains(&kind) && ours != lcs {
+            bad.push(format!(
+                "{} at {cap} lines: {ours} hits, libCacheSim {lcs}",
+                kind.name()
+            ));
+        }
+    }
+    assert!(rows.len() >= 50, "reference file too short");
+    assert!(
+        bad.is_empty(),
+        "hit counts differ from libCacheSim:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn hits_equal_libcachesim_on_small_trace() {
+    check_exact("lcs_small");
+}
+
+#[test]
+fn hits_equal_libcachesim_on_medium_trace() {
+    check_exact("lcs_medium");
+}
+
+/// LIRS follows the paper rather than libCacheSim's variant (see cache/policy/lirs.rs); on these
+/// traces the two differ by a handful of hits.
+#[test]
+fn lirs_stays_close_to_libcachesim() {
+    for trace in ["lcs_small", "lcs_medium"] {
+        let n = keys(trace).len() as f64;
+        for (kind, cap, ours, lcs) in agreement(trace) {
+            if kind == PolicyKind::Lirs {
+                let diff = (ours as f64 - lcs as f64).abs() / n;
+                assert!(
+                    diff <= 0.0005,
+                    "{trace} LIRS at {cap}: {ours} vs libCacheSim {lcs}"
+                );
+            }
+        }
+    }
+}
+
+/// Golden miss counts per policy and cache size on the small trace.
+#[test]
+fn golden_miss_counts_small_trace() {
+    let seq = keys("lcs_small");
+    let mut out =
+        String::from("# policy capacity_lines misses (of 5000 requests in lcs_small.keys)\n");
+    for kind in PolicyKind::ALL {
+        for cap in [10u64, 20, 50, 100, 200, 500, 1000] {
+            let hits = count_hits(kind, cap, &seq).expect("valid capacity");
+            out.push_str(&format!(
+                "{} {cap} {}\n",
+                kind.name(),
+                seq.len() as u64 - hits
+            ));
+        }
+    }
+    assert_golden(
+        &data_dir().join("cache").join("0001_small_misses.expected"),
+        &out,
+    );
+}
+
+fn simulate_json(args: &[&str]) -> serde_json::Value {
+    let trace = data_dir().join("tracefs").join("fio_loop.trace");
+    let mut all: Vec<String> = vec!["simulate".into(), trace.display().to_string()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    all.push("--json".into());
+    let out = blocksight_tests::run_blocksight(&all);
+    assert!(
+        out.status.success(),
+        "blocksight {all:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+fn u(v: &serde_json::Value, path: &[&str]) -> u64 {
+    let mut x = v;
+    for p in path {
+        x = &x[*p];
+    }
+    x.as_u64()
+        .unwrap_or_else(|| panic!("{path:?} is not a number in {v}"))
+}
+
+#[test]
+fn cli_counts_are_consistent_in_every_mode() {
+    for mode in ["ro", "wt", "wa", "wb"] {
+        let v = simulate_json(&["--policy", "lru", "--cache-size", "25%", "--mode", mode]);
+        let w = &v["result"]["whole"]["counts"];
+        for op in ["read", "write"] {
+            assert!(u(w, &[op, "line_hits"]) <= u(w, &[op, "lines"]));
+            assert!(u(w, &[op, "request_hits"]) <= u(w, &[op, "requests"]));
+        }
+        let host_write_bytes = u(w, &["write", "bytes"]);
+        let backend_write_bytes = u(w, &["backend", "write_bytes"]);
+        match mode {
+            // Every write reaches the disks exactly once.
+            "ro" | "wt" | "wa" => assert_eq!(backend_write_bytes, host_write_bytes, "{mode}"),
+            // Write-back writes whole lines: evictions plus the final flush.
+            _ => {
+                let line = u(&v, &["result", "config", "line_bytes"]);
+                let lines = u(w, &["dirty_evictions"]) + u(&v, &["result", "final_flush_lines"]);
+                assert_eq!(backend_write_bytes, lines * line, "{mode}");
+            }
+        }
+        assert_eq!(
+            v["result"]["config"]["mode"],
+            serde_json::json!(match mode {
+                "ro" => "read-only",
+                "wt" => "write-through",
+                "wa" => "write-around",
+                _ => "write-back",
+            })
+        );
+        assert!(u(&v, &["footprint_lines"]) > 0);
+    }
+}
+
+#[test]
+fn cli_belady_is_an_upper_bound_for_every_policy() {
+    let hits = |p: &str| {
+        let v = simulate_json(&["--policy", p, "--cache-size", "10%"]);
+        let w = &v["result"]["whole"]["counts"];
+        u(w, &["read", "line_hits"]) + u(w, &["write", "line_hits"])
+    };
+    let best = hits("belady");
+    for p in [
+        "lru", "fifo", "clock", "lfu", "slru", "2q", "arc", "lirs", "sieve", "s3fifo",
+    ] {
+        assert!(hits(p) <= best, "{p} beats Belady");
+    }
+}
+
+#[test]
+fn cli_presets_run_and_name_their_assumptions() {
+    for preset in [
+        "dm-cache",
+        "bcache",
+        "opencas",
+        "opencas-nhit",
+        "cachecade1",
+        "cachecade2",
+    ] {
+        let v = simulate_json(&["--preset", preset, "--cache-size", "1MiB"]);
+        assert_eq!(v["preset"], serde_json::json!(preset));
+        let assumptions = v["assumptions"].as_array().expect("assumptions list");
+        assert!(assumptions
+            .iter()
+            .any(|a| a.as_str().is_some_and(|s| s.starts_with("preset "))));
+    }
+}
+
+#[test]
+fn cli_rejects_bad_arguments_with_a_reason() {
+    let trace = data_dir().join("tracefs").join("fio_loop.trace");
+    let t = trace.display().to_string();
+    for (args, expect) in [
+        (vec!["--cache-size", "0%"], "percentage"),
+        (
+            vec!["--cache-size", "1GiB", "--policy", "nope"],
+            "unknown policy",
+        ),
+        (
+            vec!["--cache-size", "1GiB", "--line-size", "3000"],
+            "power of two",
+        ),
+        (
+            vec!["--cache-size", "1GiB", "--admission", "nhit:0"],
+            "nhit",
+        ),
+        (
+            vec!["--cache-size", "1GiB", "--preset", "nope"],
+            "unknown preset",
+        ),
+    ] {
+        let mut all = vec!["simulate", t.as_str()];
+        all.extend(args.iter().copied());
+        let out = blocksight_tests::run_blocksight(&all);
+        assert!(!out.status.success(), "{all:?} should fail");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expect), "{all:?}: {err}");
+    }
+}
+
+#[test]
+fn cli_text_output_golden() {
+    let trace = data_dir().join("sample").join("pgbench.tracefs.txt.zst");
+    let out = blocksight_tests::run_blocksight([
+        "simulate",
+        &trace.display().to_string(),
+        "--preset",
+        "opencas",
+        "--cache-size",
+        "20%",
+        "--warmup",
+        "10s",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_golden(
+        &data_dir()
+            .join("cache")
+            .join("0002_opencas_pgbench.txt.expected"),
+        &String::from_utf8_lossy(&out.stdout),
+    );
+}
