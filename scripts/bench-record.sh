@@ -8,7 +8,9 @@
 #   text    while `cat` drains the text trace_pipe of an instance with the same two events (the
 #           kernel formats text in the reader's context, so cat's CPU time is a lower bound for any
 #           text-reading collector; the binary reader's CPU includes decoding and writing the file)
-# and reports fio's IOPS, the collector's CPU time per million requests and dropped events.
+# and reports fio's IOPS, fio's own CPU time per I/O (the tracepoints run in the submitting and
+# completing context, so this shows the kernel-side cost of tracing even when the IOPS are noisy),
+# the collector's CPU time per million requests and dropped events.
 # Two loads: unthrottled (the most IOPS fio reaches) and throttled to fixed rates (--rates).
 #
 # Usage: scripts/bench-record.sh [--runtime SECS] [--repeats N] [--rates "100000 200000"]
@@ -65,17 +67,18 @@ majmin=$(cat "/sys/class/block/$(basename "$loop")/dev")
 kdev=$(( (${majmin%%:*} << 20) | ${majmin##*:} ))
 echo "device $loop (RAM-backed), runtime ${runtime}s, repeats $repeats, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# Prints "iops" from fio's JSON.
+# Prints "iops fio_cpu_us_per_io" from fio's JSON.
 run_fio() {
     local rate=$1
     local extra=()
     [ "$rate" != max ] && extra=(--rate_iops="$rate")
     fio --name=bench --filename="$loop" --direct=1 --ioengine=libaio --iodepth=16 --rw=randread \
         --bs=4k --time_based --runtime="$runtime" --randseed=1 "${extra[@]}" --output-format=json \
-        | python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; print(round(j["read"]["iops"]))'
+        | python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; ios=max(j["read"]["total_ios"],1)
+print(round(j["read"]["iops"]), "%.2f" % ((j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1e3 / ios))'
 }
 
-# Runs one measurement; prints "mode rate iops cpu_ms_per_million dropped".
+# Runs one measurement; prints "mode rate iops fio_us_per_io cpu_per_million dropped".
 measure() {
     local mode=$1 rate=$2 iops cpu="-" dropped="-"
     case "$mode" in
@@ -122,7 +125,7 @@ measure() {
                 dropped=$(( dropped + $(awk -F: '/^overrun|^dropped events/ {s += $2} END {print s + 0}' "$c/stats") ))
             done
             rmdir "$inst"; inst=""
-            events=$(( iops * runtime * 2 ))
+            events=$(( ${iops% *} * runtime * 2 ))
             cpu=$(python3 -c "print(f'{$ticks / $(getconf CLK_TCK) * 1e3 * 2e6 / max($events, 1):.0f}ms')")
             ;;
     esac
@@ -131,14 +134,14 @@ measure() {
 
 results="$work/results"
 : > "$results"
-printf "%-7s %-8s %9s %14s %9s\n" mode rate iops "cpu/1M req" dropped
+printf "%-7s %-8s %9s %12s %14s %9s\n" mode rate iops "fio µs/io" "cpu/1M req" dropped
 for ((r = 1; r <= repeats; r++)); do
     for rate in max $rates; do
         for mode in $modes; do
             line=$(measure "$mode" "$rate")
             echo "$line" >> "$results"
             # shellcheck disable=SC2086
-            printf "%-7s %-8s %9s %14s %9s\n" $line
+            printf "%-7s %-8s %9s %12s %14s %9s\n" $line
         done
     done
 done
@@ -149,8 +152,8 @@ python3 - "$results" <<'EOF'
 import sys, statistics, collections, re
 rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
-    mode, rate, iops, cpu, dropped = line.split()
-    rows[(rate, mode)].append((int(iops), cpu, dropped))
+    mode, rate, iops, fio_us, cpu, dropped = line.split()
+    rows[(rate, mode)].append((int(iops), cpu, dropped, float(fio_us)))
 def ms(v):
     m = re.match(r"([0-9.]+)(µs|ms|s)$", v)
     if not m: return None
@@ -164,7 +167,9 @@ for (rate, mode), vals in sorted(rows.items()):
         cost = f" cost {100 * (1 - statistics.median(iops) / b):+.1f}%"
     cpus = [c for c in (ms(v[1]) for v in vals) if c is not None]
     cpu = f" cpu/1M {statistics.median(cpus):.0f} ms ({min(cpus):.0f}..{max(cpus):.0f})" if cpus else ""
+    fio_us = [v[3] for v in vals]
+    fio = f" fio {statistics.median(fio_us):.2f} µs/io ({min(fio_us):.2f}..{max(fio_us):.2f})"
     drops = [v[2] for v in vals if v[2] != "-"]
     drop = f" dropped {','.join(drops)}" if drops else ""
-    print(f"{mode:7} rate {rate:7} iops {statistics.median(iops):>8.0f} ({min(iops)}..{max(iops)}){cost}{cpu}{drop}")
+    print(f"{mode:7} rate {rate:7} iops {statistics.median(iops):>8.0f} ({min(iops)}..{max(iops)}){cost}{fio}{cpu}{drop}")
 EOF
