@@ -1,0 +1,7 @@
+//! libCacheSim oracleGeneral.
+#![no_main]
+
+#[path = "common.rs"]
+mod common;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| common::decode(analyzer_core::TraceFormat::OracleGeneral, data));
