@@ -437,3 +437,71 @@ fn blkparse_and_blktrace_binary_agree() {
         assert_eq!(b.latency_nanos.is_some(), t.latency_nanos.is_some());
     }
 }
+
+mod random_input {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Pieces that look like parts of real lines, so random input reaches deep into the parsers.
+    const PIECES: [&str; 24] = [
+        "8,0",
+        " ",
+        ",",
+        "\n",
+        "\r\n",
+        "+",
+        "[fio]",
+        "D",
+        "C",
+        "Q",
+        "WS",
+        "FN",
+        "0.000001000",
+        "block_rq_issue: ",
+        "block_rq_complete: ",
+        "fio-12 [001] ..... 1.5: ",
+        "Read",
+        "hm",
+        "18446744073709551615",
+        "4096",
+        "fio version 3 iolog\n",
+        "trim",
+        "\"",
+        "CPU0 (8,0):\n",
+    ];
+
+    fn soup() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![
+                (0..PIECES.len()).prop_map(|i| PIECES[i].as_bytes().to_vec()),
+                proptest::collection::vec(any::<u8>(), 0..6),
+            ],
+            0..80,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn any_input_decodes_the_same_in_any_chunks(input in soup(), chunk in 1usize..13) {
+            for format in [
+                TraceFormat::BlkparseText, TraceFormat::TracefsText, TraceFormat::MsrCsv,
+                TraceFormat::Spc, TraceFormat::AlibabaCsv, TraceFormat::TencentCsv,
+                TraceFormat::FioIologV2, TraceFormat::FioIologV3, TraceFormat::GenericCsv,
+            ] {
+                let opts = DecodeOptions::default();
+                let one = decode_chunked(format.decoder(&opts).expect("decoder"), &input, usize::MAX);
+                let many = decode_chunked(format.decoder(&opts).expect("decoder"), &input, chunk);
+                prop_assert_eq!(&one, &many, "{:?}", format);
+                if let Ok(d) = one {
+                    for e in &d.events {
+                        prop_assert!((e.device as usize) < d.header.devices.len());
+                    }
+                }
+                let _ = sniff(&input);
+            }
+        }
+    }
+}
