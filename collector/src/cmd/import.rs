@@ -23,6 +23,9 @@ pub struct Args {
     /// Per-chunk compression: lz4 (smaller files, still fast to read) or none.
     #[arg(long, value_name = "lz4|none", default_value = "lz4")]
     pub compress: String,
+    /// Events per chunk (1 to 1048576). Smaller chunks lose less when a file is damaged.
+    #[arg(long, value_name = "N", default_value_t = analyzer_core::native::DEFAULT_CHUNK_EVENTS)]
+    pub chunk_events: usize,
 }
 
 /// Encoded bytes gathered before they are written.
@@ -42,9 +45,15 @@ fn temp_path(output: &Path) -> PathBuf {
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let compression = Compression::from_name(&args.compress)
         .with_context(|| format!("--compress takes lz4 or none, not {:?}", args.compress))?;
+    anyhow::ensure!(
+        (1..=analyzer_core::native::MAX_CHUNK_EVENTS).contains(&args.chunk_events),
+        "--chunk-events takes 1 to {}, not {}",
+        analyzer_core::native::MAX_CHUNK_EVENTS,
+        args.chunk_events
+    );
     let options = EncodeOptions {
         compression,
-        ..EncodeOptions::default()
+        chunk_events: args.chunk_events,
     };
     let partial = temp_path(&args.output);
     let file =
