@@ -1,4 +1,4 @@
-//! Tencent Cloud Block Storage traces (SNIA IOTTA trace set 27917, from the ATC '20 OSCA paper):
+//! Tencent Cloud Block Storage traces (published on SNIA IOTTA; from the ATC '20 OSCA paper):
 //! `Timestamp,Offset,Size,IOType,VolumeID`.
 //!
 //! `Timestamp` is Unix time in whole seconds; `Offset` and `Size` are 512-byte sectors;

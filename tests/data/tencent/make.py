@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes cbs_sample.csv: a Tencent CBS style trace (SNIA IOTTA trace set 27917) written from
+"""Writes cbs_sample.csv: a Tencent CBS style trace (as published on SNIA IOTTA) written from
 the published README: Timestamp,Offset,Size,IOType,VolumeID; Unix seconds; Offset and Size in
 512-byte sectors; IOType 0 read, 1 write. No Tencent data is redistributed. Deterministic
 (fixed seed); a few malformed lines are included."""
