@@ -1046,6 +1046,39 @@ fn record_full_output_filesystem_stops_and_keeps_the_flushed_part() {
         .all(|e| e.op == Op::Write && e.len_bytes == 4096));
 }
 
+/// The live status line appears when stderr is a terminal (a pty from `script`), not otherwise.
+#[test]
+fn record_shows_a_status_line_on_a_terminal() {
+    let Some(_lock) = setup("record_status_line") else {
+        return;
+    };
+    if !have("script") {
+        eprintln!("SKIPPED record_status_line: needs script(1) from util-linux");
+        return;
+    }
+    let tmp = TempDir::new("tty");
+    let dev = LoopDev::new(&tmp.0, 64, false);
+    let out = tmp.0.join("tty.bst");
+    let cmd = format!(
+        "{} record -d {} -t 2.5 -o {}",
+        blocksight_bin().display(),
+        dev.path,
+        out.display()
+    );
+    let tty = run(Command::new("script").args(["-qec", &cmd, "/dev/null"]));
+    assert!(tty.contains("\x1b[Krecording 00:00:0"), "{tty}");
+    assert!(
+        tty.contains("events/s") && tty.contains("dropped 0") && tty.contains("file "),
+        "{tty}"
+    );
+    let piped = Command::new(blocksight_bin())
+        .args(["record", "-d", &dev.path, "-t", "1.5", "-o"])
+        .arg(&out)
+        .output()
+        .expect("run");
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains("events/s"));
+}
+
 #[test]
 fn record_errors_say_what_to_do() {
     let Some(_lock) = setup("record_errors") else {
