@@ -4,8 +4,10 @@
 //!
 //! `cargo bench -p analyzer-core --bench cache` runs criterion on a 2M-request slice per policy.
 //! `BLOCKSIGHT_BENCH_FULL=1 cargo bench -p analyzer-core --bench cache` additionally replays the
-//! whole 50M-request trace once per policy and prints requests/s, the simulator's own memory
-//! estimate and the process's peak RSS (VmHWM).
+//! whole 50M-request trace once per policy and prints requests/s (per CPU second, which is what
+//! matters on a shared machine, and per wall second), the simulator's own memory estimate and
+//! the process's peak RSS (VmHWM). `BLOCKSIGHT_BENCH_UNIVERSE_LINES` sets the number of distinct
+//! lines (default 2^20; the cache holds a tenth of them).
 
 use std::time::Instant;
 
@@ -14,16 +16,22 @@ use analyzer_core::hash::mix64;
 use analyzer_core::{IoEvent, Op};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-const UNIVERSE_LINES: usize = 1 << 20;
 const ZIPF_ALPHA: f64 = 0.99;
-const CACHE_LINES: u64 = UNIVERSE_LINES as u64 / 10;
 
-/// Deterministic Zipf(alpha) line numbers over `UNIVERSE_LINES`, ranks scattered by a hash so
+fn universe_lines() -> usize {
+    std::env::var("BLOCKSIGHT_BENCH_UNIVERSE_LINES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&n: &usize| n >= 16)
+        .unwrap_or(1 << 20)
+}
+
+/// Deterministic Zipf(alpha) line numbers over `universe` lines, ranks scattered by a hash so
 /// hot lines are not adjacent.
-fn zipf_lines(n: usize, seed: u64) -> Vec<u32> {
-    let mut cdf = Vec::with_capacity(UNIVERSE_LINES);
+fn zipf_lines(n: usize, universe: usize, seed: u64) -> Vec<u32> {
+    let mut cdf = Vec::with_capacity(universe);
     let mut sum = 0.0;
-    for r in 1..=UNIVERSE_LINES {
+    for r in 1..=universe {
         sum += 1.0 / (r as f64).powf(ZIPF_ALPHA);
         cdf.push(sum);
     }
@@ -32,8 +40,8 @@ fn zipf_lines(n: usize, seed: u64) -> Vec<u32> {
         .map(|_| {
             state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
             let u = (mix64(state) >> 11) as f64 / (1u64 << 53) as f64 * sum;
-            let rank = cdf.partition_point(|&c| c < u).min(UNIVERSE_LINES - 1);
-            (mix64(rank as u64) % UNIVERSE_LINES as u64) as u32
+            let rank = cdf.partition_point(|&c| c < u).min(universe - 1);
+            (mix64(rank as u64) % universe as u64) as u32
         })
         .collect()
 }
@@ -51,8 +59,8 @@ fn event(i: usize, line: u32) -> IoEvent {
     }
 }
 
-fn run(kind: PolicyKind, lines: &[u32]) -> (u64, u64) {
-    let config = SimConfig::new(kind, CACHE_LINES, 4096);
+fn run(kind: PolicyKind, cache_lines: u64, lines: &[u32]) -> (u64, u64) {
+    let config = SimConfig::new(kind, cache_lines, 4096);
     let mut sim = if kind.needs_future() {
         let events = lines.iter().enumerate().map(|(i, &l)| event(i, l));
         let mut b = analyzer_core::cache::NextUseBuilder::new(4096);
@@ -80,8 +88,28 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// CPU time of this process (user + system), from /proc/self/stat (10 ms ticks).
+fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn bench(c: &mut Criterion) {
-    let lines = zipf_lines(2_000_000, 1);
+    let universe = universe_lines();
+    let cache_lines = universe as u64 / 10;
+    let lines = zipf_lines(2_000_000, universe, 1);
     let mut group = c.benchmark_group("simulate_zipf_2m");
     group.sample_size(10);
     group.throughput(Throughput::Elements(lines.len() as u64));
@@ -89,23 +117,26 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(
             BenchmarkId::from_parameter(kind.name()),
             &lines,
-            |b, lines| b.iter(|| run(kind, lines)),
+            |b, lines| b.iter(|| run(kind, cache_lines, lines)),
         );
     }
     group.finish();
 
     if std::env::var_os("BLOCKSIGHT_BENCH_FULL").is_some() {
         let n = 50_000_000;
-        let lines = zipf_lines(n, 2);
-        println!("full run: {n} requests, Zipf {ZIPF_ALPHA} over {UNIVERSE_LINES} lines, cache {CACHE_LINES} lines");
+        let lines = zipf_lines(n, universe, 2);
+        println!(
+            "full run: {n} requests, Zipf {ZIPF_ALPHA} over {universe} lines, cache {cache_lines} lines"
+        );
         for kind in PolicyKind::ALL {
-            let start = Instant::now();
-            let (hits, mem) = run(kind, &lines);
-            let secs = start.elapsed().as_secs_f64();
+            let (cpu0, start) = (cpu_secs(), Instant::now());
+            let (hits, mem) = run(kind, cache_lines, &lines);
+            let (cpu, wall) = (cpu_secs() - cpu0, start.elapsed().as_secs_f64());
             println!(
-                "{:<7} {:>6.2} M req/s  hit ratio {:.4}  sim memory {:>6.1} MiB  peak RSS so far {:?} KiB{}",
+                "{:<7} {:>6.2} M req/s per CPU s, {:>6.2} per wall s  hit ratio {:.4}  sim memory {:>6.1} MiB  peak RSS so far {:?} KiB{}",
                 kind.name(),
-                n as f64 / secs / 1e6,
+                n as f64 / cpu.max(0.01) / 1e6,
+                n as f64 / wall / 1e6,
                 hits as f64 / n as f64,
                 mem as f64 / (1 << 20) as f64,
                 peak_rss_kib(),

@@ -4,10 +4,12 @@
 //! every insertion; an unadmitted miss goes to the disks and leaves the cache untouched.
 //!
 //! Each model keeps a fixed-size table, so memory does not grow with the trace:
-//! - n-hit: a direct-mapped table of (line, count) with at least 2 entries per cache line
-//!   (4096 … 4M); a collision forgets the older line, as Open CAS's fixed hash does. Active only
-//!   once the cache is 80% full (Open CAS's `trigger_threshold` default); below that every miss
-//!   is admitted.
+//! - n-hit (Open CAS `nhit`, `ocf/src/promotion/nhit/nhit.c`): decided per request. Below
+//!   `trigger_threshold` (80%) occupancy every request is promoted; above it every line of the
+//!   request has its access count incremented, and the request is promoted when all its lines
+//!   reached `insertion_threshold` — or when any of its lines is already cached, as Open CAS lets
+//!   partly hit requests in. Counts live in a direct-mapped table with 2 entries per cache line
+//!   (Open CAS's `NHIT_MAPPING_RATIO`; 4096 … 4M entries); a collision forgets the older line.
 //! - smq: a direct-mapped table of hot-spot regions of 16 lines with access counts that halve
 //!   every `capacity` line accesses; while the cache has free lines every miss is admitted (as
 //!   smq uses free blocks first), afterwards a line is admitted when its region was accessed at
@@ -186,26 +188,42 @@ impl AdmissionState {
         slot.2 = epoch;
     }
 
-    /// Whether a missed line may enter a cache holding `occupancy` of `capacity` lines.
+    /// Whether n-hit filtering is active for a cache holding `occupancy` of `capacity` lines
+    /// (Open CAS: once occupancy reaches `ceil(trigger% x capacity)`).
+    pub fn nhit_active(&self, occupancy: u64, capacity: u64) -> bool {
+        self.nhit.is_some() && occupancy >= (NHIT_TRIGGER_PERCENT * capacity).div_ceil(100)
+    }
+
+    /// Counts one more access to `key` and says whether it has reached the n-hit threshold.
+    pub fn nhit_count(&mut self, key: u64) -> bool {
+        let Some(n) = self.nhit else { return true };
+        let mask = self.nhit_table.len() - 1;
+        let slot = &mut self.nhit_table[(mix64(key) as usize) & mask];
+        if slot.0 == key {
+            slot.1 = slot.1.saturating_add(1);
+        } else {
+            *slot = (key, 1);
+        }
+        slot.1 >= n
+    }
+
+    /// Forgets the count of a promoted line.
+    pub fn nhit_purge(&mut self, key: u64) {
+        if self.nhit.is_none() {
+            return;
+        }
+        let mask = self.nhit_table.len() - 1;
+        let slot = &mut self.nhit_table[(mix64(key) as usize) & mask];
+        if slot.0 == key {
+            *slot = (EMPTY, 0);
+        }
+    }
+
+    /// Whether a missed line may enter a cache holding `occupancy` of `capacity` lines, for the
+    /// per-line rules (smq). n-hit decides per request ([`AdmissionState::nhit_count`]) and
+    /// sequential cutoff per stream ([`AdmissionState::bypass_request`]), so both pass here.
     #[inline]
     pub fn admit(&mut self, key: u64, occupancy: u64, capacity: u64) -> bool {
-        if let Some(n) = self.nhit {
-            if occupancy * 100 < capacity * NHIT_TRIGGER_PERCENT {
-                return true;
-            }
-            let mask = self.nhit_table.len() - 1;
-            let slot = &mut self.nhit_table[(mix64(key) as usize) & mask];
-            if slot.0 == key {
-                slot.1 += 1;
-            } else {
-                *slot = (key, 1);
-            }
-            if slot.1 >= n {
-                *slot = (EMPTY, 0);
-                return true;
-            }
-            return false;
-        }
         if self.smq {
             if occupancy < capacity {
                 return true;
@@ -247,16 +265,19 @@ mod tests {
     }
 
     #[test]
-    fn nhit_admits_on_the_nth_miss_once_the_cache_is_full() {
+    fn nhit_counts_to_the_threshold_once_the_cache_is_full() {
         let mut a = AdmissionState::new(Admission::NHit { n: 3 }, None, 100);
         assert!(
-            a.admit(7, 10, 100),
-            "below the trigger every miss is admitted"
+            !a.nhit_active(79, 100),
+            "below the trigger every request is promoted"
         );
-        assert!(!a.admit(7, 100, 100));
-        assert!(!a.admit(7, 100, 100));
-        assert!(a.admit(7, 100, 100));
-        assert!(!a.admit(7, 100, 100), "the count restarts after promotion");
+        assert!(a.nhit_active(80, 100));
+        assert!(!a.nhit_count(7));
+        assert!(!a.nhit_count(7));
+        assert!(a.nhit_count(7));
+        a.nhit_purge(7);
+        assert!(!a.nhit_count(7), "the count restarts after promotion");
+        assert!(a.admit(7, 100, 100), "n-hit does not filter per line");
     }
 
     #[test]

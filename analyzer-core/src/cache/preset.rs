@@ -56,9 +56,9 @@ impl Preset {
             admission: Admission::Always,
             sequential_cutoff_bytes: Some(4 * MIB),
             sources: &[
-                "Linux Documentation/admin-guide/bcache.rst: cache_mode writethrough by default; sequential_cutoff 4.0M by default, tracked per stream (recent I/Os); cache_replacement_policy lru by default",
+                "Linux Documentation/admin-guide/bcache.rst: writeback off by default (writethrough); sequential_cutoff 4.0M by default, sequential I/O detected per stream; cache_replacement_policy lru by default",
             ],
-            assumptions: "bcache caches extents, not fixed lines; 4 KiB lines model that granularity. Congestion-based bypass is not modelled.",
+            assumptions: "bcache caches extents, not fixed lines; 4 KiB lines model that granularity. Its per-task average-size bypass and congestion-based bypass are not modelled.",
         },
         Preset {
             name: "opencas",
@@ -83,7 +83,7 @@ impl Preset {
             admission: Admission::NHit { n: 3 },
             sequential_cutoff_bytes: Some(MIB),
             sources: &[
-                "Open CAS Linux documentation, promotion policy nhit: insertion_threshold 3 and trigger_threshold 80% by default",
+                "Open CAS OCF source, promotion/nhit/nhit.h and nhit.c: insertion threshold 3 (OCF_NHIT_THRESHOLD_DEFAULT), trigger 80% occupancy (OCF_NHIT_TRIGGER_DEFAULT), hash of 2 entries per cache line, decided per request",
             ],
             assumptions: "Open CAS tracks recently seen core lines in a fixed hash; here a direct-mapped table of at least two entries per cache line.",
         },

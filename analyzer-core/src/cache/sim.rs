@@ -457,7 +457,7 @@ impl Simulator {
             }
         }
         let max = self.config.time_bins;
-        while rel / self.bin_nanos >= max as u64 {
+        while rel / self.bin_nanos >= max as u64 && self.bin_nanos <= u64::MAX / 4 {
             // Merge pairs: bins double in width, their number halves.
             let old = std::mem::take(&mut self.bins);
             self.bin_nanos = self.bin_nanos.saturating_mul(2);
@@ -509,13 +509,13 @@ impl Simulator {
             }
         }
         if let Some(out) = sink.as_deref_mut() {
-            out.push(backend_event(
-                e.time_nanos,
-                e.device,
-                run.start_bytes,
-                len,
-                op,
-            ));
+            // IoEvent lengths are u32: split the (rare) runs longer than 2 GiB.
+            let mut offset = run.start_bytes;
+            while offset < run.end_bytes {
+                let piece = (run.end_bytes - offset).min(1 << 31);
+                out.push(backend_event(e.time_nanos, e.device, offset, piece, op));
+                offset += piece;
+            }
         }
         *run = NO_RUN;
     }
@@ -598,6 +598,32 @@ impl Simulator {
         cached
     }
 
+    /// Open CAS n-hit, decided per request before it runs: see `cache/admission.rs`.
+    fn nhit_promotes(&mut self, e: &IoEvent, keep: &impl Fn(u64) -> bool) -> bool {
+        if !self
+            .admission
+            .nhit_active(self.policy.len(), self.config.capacity_lines)
+        {
+            return true;
+        }
+        let Some(lines) = accessed_lines(e, self.line_bytes) else {
+            return true;
+        };
+        let (mut all, mut any_cached) = (true, false);
+        for line in lines.clone().filter(|&l| keep(l)) {
+            let key = block_key(e.device, line);
+            any_cached |= self.policy.contains(key);
+            all &= self.admission.nhit_count(key);
+        }
+        let promote = all || any_cached;
+        if promote {
+            for line in lines.filter(|&l| keep(l)) {
+                self.admission.nhit_purge(block_key(e.device, line));
+            }
+        }
+        promote
+    }
+
     #[inline]
     fn lookup(
         &mut self,
@@ -622,7 +648,7 @@ impl Simulator {
         let Some(lines) = accessed_lines(e, self.line_bytes) else {
             return false;
         };
-        let bypass = self.admission.bypass_request(e);
+        let bypass = self.admission.bypass_request(e) || !self.nhit_promotes(e, keep);
         let (mut any, mut all_hit) = (false, true);
         let mut run = NO_RUN;
         for line in lines {
@@ -668,7 +694,9 @@ impl Simulator {
             return false;
         };
         let mode = self.config.mode;
-        let bypass = self.admission.bypass_request(e);
+        let allocates = matches!(mode, WriteMode::WriteThrough | WriteMode::WriteBack);
+        let bypass =
+            self.admission.bypass_request(e) || (allocates && !self.nhit_promotes(e, keep));
         let (mut any, mut all_hit) = (false, true);
         let mut fill_run = NO_RUN;
         let mut write_run = NO_RUN;
@@ -1019,6 +1047,25 @@ mod tests {
         let r = lru.finish();
         assert_eq!(r.whole.counts.read.requests, 50);
         assert_eq!(r.whole.counts.read.line_hits, 45);
+    }
+
+    #[test]
+    fn nhit_promotes_a_request_on_its_third_access_once_the_cache_is_full() {
+        let mut c = SimConfig::new(PolicyKind::Lru, 4, KIB4);
+        c.admission = Admission::NHit { n: 3 };
+        let mut sim = Simulator::new(&c).expect("valid");
+        // Fill the cache (below the 80% trigger everything is promoted).
+        for i in 0..4u64 {
+            sim.observe(&ev(i, Op::Read, i * 4096, 4096));
+        }
+        assert_eq!(sim.occupancy_lines(), 4);
+        // A new line is promoted on its third access only.
+        for t in 0..3u64 {
+            sim.observe(&ev(10 + t, Op::Read, 100 * 4096, 4096));
+        }
+        let r = sim.finish();
+        assert_eq!(r.whole.counts.fills, 5);
+        assert_eq!(r.whole.counts.bypassed_lines, 2);
     }
 
     #[test]
