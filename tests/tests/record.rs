@@ -1046,6 +1046,56 @@ fn record_full_output_filesystem_stops_and_keeps_the_flushed_part() {
         .all(|e| e.op == Op::Write && e.len_bytes == 4096));
 }
 
+#[test]
+fn record_stops_at_max_size_with_a_complete_file() {
+    let Some(_lock) = setup("record_max_size") else {
+        return;
+    };
+    let tmp = TempDir::new("maxsize");
+    let dev = LoopDev::new(&tmp.0, 256, false);
+    let out = tmp.0.join("capped.bst");
+    let rec = Recorder::start(
+        &[
+            "-d",
+            &dev.path,
+            "--max-size",
+            "64KiB",
+            "-o",
+            out.to_str().expect("utf8"),
+        ],
+        &tmp.0,
+    );
+    let filename = format!("--filename={}", dev.path);
+    let mut load = Command::new("fio")
+        .args([
+            "--name=m",
+            &filename,
+            "--ioengine=psync",
+            "--direct=1",
+            "--rw=randwrite",
+        ])
+        .args([
+            "--bs=4k",
+            "--size=200M",
+            "--time_based",
+            "--runtime=60",
+            "--randseed=5",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("fio");
+    let (ok, _, err) = rec.wait();
+    let _ = load.kill();
+    let _ = load.wait();
+    assert!(ok, "{err}");
+    assert!(err.contains("reached --max-size"), "{err}");
+    let t = read_trace(&out);
+    assert!(t.ended && t.truncated_tail_bytes == 0);
+    let size = std::fs::metadata(&out).expect("size").len();
+    assert!(size >= 64 << 10, "{size}");
+    assert!(!t.events.is_empty());
+}
+
 /// The live status line appears when stderr is a terminal (a pty from `script`), not otherwise.
 #[test]
 fn record_shows_a_status_line_on_a_terminal() {

@@ -201,7 +201,7 @@ fn restore(root: &Path, saved: &Saved) {
 pub fn remove_stale(root: &Path) -> Option<String> {
     let text = std::fs::read_to_string(MARKER).ok()?;
     let saved = Saved::from_text(&text)?;
-    if sys::pid_alive(saved.pid) {
+    if tracefs::collector_alive(saved.pid) {
         return None;
     }
     restore(root, &saved);

@@ -63,6 +63,19 @@ pub fn instance_pid(name: &str) -> Option<u32> {
     name.strip_prefix(INSTANCE_PREFIX)?.parse().ok()
 }
 
+/// Whether `pid` is a running blocksight. A live pid running something else means the
+/// collector died and its pid was reused.
+pub fn collector_alive(pid: u32) -> bool {
+    if !sys::pid_alive(pid) {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+        Ok(comm) => comm.trim().starts_with("blocksight"),
+        // Cannot tell: leave it alone.
+        Err(_) => true,
+    }
+}
+
 /// Removes instances left by collectors that no longer run; returns their names.
 pub fn remove_stale_instances(root: &Path) -> Vec<String> {
     let mut removed = Vec::new();
@@ -74,7 +87,7 @@ pub fn remove_stale_instances(root: &Path) -> Vec<String> {
         let Some(pid) = instance_pid(&name) else {
             continue;
         };
-        if pid == std::process::id() || sys::pid_alive(pid) {
+        if pid == std::process::id() || collector_alive(pid) {
             continue;
         }
         let dir = entry.path();
@@ -226,6 +239,14 @@ mod tests {
     fn stats_lost_counts_overruns_and_drops() {
         let stats = "entries: 5\noverrun: 3\ncommit overrun: 9\nbytes: 100\noldest event ts:     0.000000\nnow ts:   597.623901\ndropped events: 4\nread events: 10\n";
         assert_eq!(parse_lost(stats), 7);
+    }
+
+    #[test]
+    fn a_reused_pid_is_not_a_live_collector() {
+        // pid 1 is alive but is init, not blocksight; our own test binary is not named
+        // blocksight either.
+        assert!(!collector_alive(1));
+        assert!(!collector_alive(u32::MAX));
     }
 
     #[test]
