@@ -69,6 +69,8 @@ pub enum StopReason {
     DeviceGone(String),
     /// The output could not be written (disk full, I/O error).
     WriteFailed(String),
+    /// The kernel's trace data could not be read.
+    ReadFailed(String),
 }
 
 /// Numbers for the status line.
@@ -165,7 +167,11 @@ pub fn record<S: Source, F: OutputFile>(
         let horizon = source
             .now_nanos()
             .saturating_sub(pacing.horizon_margin_nanos);
-        let read = source.read(&mut records)?;
+        let read = match source.read(&mut records) {
+            Ok(n) => n,
+            // Still write what was read and tear down below, then report.
+            Err(e) => break StopReason::ReadFailed(format!("{e:#}")),
+        };
         kernel_bytes += read;
         tracker.add(&mut records);
         tracker.advance(horizon, &mut |e| events.push(e));
@@ -193,15 +199,14 @@ pub fn record<S: Source, F: OutputFile>(
         std::thread::sleep(pacing.poll_interval.saturating_sub(round_started.elapsed()));
     };
     // Stop new events, then drain what the kernel still holds.
-    source.stop()?;
-    loop {
-        let read = source.read(&mut records)?;
-        kernel_bytes += read;
-        tracker.add(&mut records);
-        if read == 0 {
-            break;
+    let stopped = source.stop();
+    while stopped.is_ok() {
+        match source.read(&mut records) {
+            Ok(0) | Err(_) => break,
+            Ok(read) => kernel_bytes += read,
         }
     }
+    tracker.add(&mut records);
     tracker.finish(&mut |e| events.push(e));
     for e in events.drain(..) {
         sink.push(&e);
@@ -242,6 +247,7 @@ mod tests {
         stopped: bool,
         torn_down: bool,
         gone_after_round: Option<usize>,
+        fail_at_round: Option<usize>,
         round: usize,
     }
 
@@ -251,6 +257,9 @@ mod tests {
         }
         fn read(&mut self, out: &mut Vec<Record>) -> anyhow::Result<u64> {
             self.clock += 1_000_000_000;
+            if self.fail_at_round == Some(self.round) {
+                anyhow::bail!("read error in round {}", self.round);
+            }
             // Once stopped, the kernel makes no new events (the drain finds nothing more).
             if self.round < self.rounds.len() && !self.stopped {
                 let r = std::mem::take(&mut self.rounds[self.round]);
@@ -319,6 +328,7 @@ mod tests {
             stopped: false,
             torn_down: false,
             gone_after_round: None,
+            fail_at_round: None,
             round: 0,
         }
     }
@@ -500,6 +510,37 @@ mod tests {
         )
         .expect("records");
         assert!(matches!(summary.reason, StopReason::DeviceGone(_)));
+        let (events, _) = decode(&sink_data(sink));
+        assert_eq!(events.len(), 40);
+    }
+
+    #[test]
+    fn a_read_error_still_writes_what_was_read_and_tears_down() {
+        let header = TraceHeader::new("blocksight-record");
+        let mut source = fake(rounds(10, 10));
+        source.fail_at_round = Some(4);
+        let mut sink = Sink::new(
+            FullDisk {
+                data: Vec::new(),
+                capacity: usize::MAX,
+            },
+            &header,
+            EncodeOptions::default(),
+        )
+        .expect("sink");
+        let summary = record(
+            &mut source,
+            &mut sink,
+            &mut Tracker::new(config()),
+            header,
+            Limits::default(),
+            fast(),
+            &mut || None,
+            &mut |_| {},
+        )
+        .expect("records");
+        assert!(matches!(summary.reason, StopReason::ReadFailed(ref m) if m.contains("round 4")));
+        assert!(source.torn_down);
         let (events, _) = decode(&sink_data(sink));
         assert_eq!(events.len(), 40);
     }

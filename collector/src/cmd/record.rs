@@ -269,6 +269,7 @@ impl RunContext<'_> {
             StopReason::Signal(sig) => format!("{sig} was received"),
             StopReason::DeviceGone(msg) => msg.clone(),
             StopReason::WriteFailed(msg) => format!("writing the file failed: {msg}"),
+            StopReason::ReadFailed(msg) => format!("reading the kernel's trace data failed: {msg}"),
         };
         let with_latency = if summary.write_error.is_none() {
             format!(" ({} with latency)", count(s.written_with_latency))
@@ -333,6 +334,14 @@ impl RunContext<'_> {
                 self.output.display(),
                 count(summary.events_written),
                 bytes(summary.file_bytes)
+            );
+        }
+        if let StopReason::ReadFailed(msg) = &summary.reason {
+            bail!(
+                "reading the kernel's trace data failed ({msg}); {} keeps the {} requests recorded \
+                 before it. Try again, or try the other --backend",
+                self.output.display(),
+                count(summary.events_written)
             );
         }
         if args.output.is_none() {
