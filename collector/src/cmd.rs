@@ -4,6 +4,7 @@ use std::io::Write;
 
 pub mod export;
 pub mod import;
+pub mod predict;
 pub mod record;
 pub mod simulate;
 pub mod stat;

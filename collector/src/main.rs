@@ -28,6 +28,8 @@ enum Command {
     Export(cmd::export::Args),
     /// Record the block requests of devices on this machine into a native trace (root).
     Record(cmd::record::Args),
+    /// Predict IOPS, MB/s and latency of a RAID layout, with and without an SSD cache tier.
+    Predict(Box<cmd::predict::Args>),
     /// Simulate an SSD cache (policy, size, admission, write mode): hit ratios and disk load.
     Simulate(Box<cmd::simulate::Args>),
     /// List the trace formats blocksight reads, with their `--format` names.
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Command::Import(args) => cmd::import::run(&args),
         Command::Export(args) => cmd::export::run(&args),
         Command::Record(args) => cmd::record::run(&args),
+        Command::Predict(args) => cmd::predict::run(&args),
         Command::Simulate(args) => cmd::simulate::run(&args),
         Command::Formats => cmd::formats(),
     };

@@ -1,0 +1,987 @@
+//! The discrete-event engine: host requests enter the controller, become member-disk commands
+//! through the layout, queue at each disk, and complete when the last command of their last
+//! phase does. Time is a `u64` of simulated nanoseconds; nothing reads a clock, and every run is
+//! a pure function of its inputs.
+//!
+//! The engine is push-driven so that a trace of any length streams through it: a closed-loop
+//! driver calls [`Engine::submit_closed`] (which runs the simulation until one of the N slots is
+//! free), an open-loop driver calls [`Engine::submit_at`] with the request's time. Both end with
+//! [`Engine::finish`].
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use super::controller::{ControllerModel, DirtyMap};
+use super::device::{DeviceModel, DiskScheduling, HddGeometry, Placement, SsdTiming};
+use super::histogram::Histogram;
+use super::layout::{DiskOp, DiskView, Level, Member, Node, MAX_COMMAND_BYTES};
+
+/// Host requests in flight beyond which an open-loop replay waits (the array is overloaded;
+/// bounded memory matters more than modelling an unbounded queue).
+pub const MAX_OUTSTANDING: usize = 1 << 16;
+
+/// Which set of devices a request goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Array,
+    /// The SSD cache tier (only when the engine was built with one).
+    Cache,
+}
+
+/// A request as the host (or the cache tier) issues it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostIo {
+    pub offset_bytes: u64,
+    pub len_bytes: u32,
+    pub write: bool,
+    pub target: Target,
+    /// The bytes the host asked for, reported in MB/s: `len_bytes` unless a cache turned the
+    /// request into a larger back-end read (a whole-line fill).
+    pub host_bytes: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Counted in the results; `closed` requests hold one of the closed loop's slots.
+    Host {
+        closed: bool,
+    },
+    /// Issued on the host's behalf but not waited for (cache fills, async write-back).
+    Background,
+    Destage,
+    Prefetch,
+}
+
+struct Req {
+    kind: Kind,
+    arrival_nanos: u64,
+    io: HostIo,
+    ops: Vec<DiskOp>,
+    next_op: usize,
+    remaining: u32,
+    parity_chunks: u32,
+    /// Host reads waiting for this prefetch to land.
+    waiters: Vec<u32>,
+    /// Host requests that are served by other requests (e.g. a read-ahead hit).
+    done: bool,
+}
+
+/// A member command queued or in service at a disk, with the fields the scheduler reads
+/// copied in (no indirection through the request in the SATF loop).
+struct InDisk {
+    req: u32,
+    op: DiskOp,
+    place: Placement,
+}
+
+enum Timing {
+    Hdd(HddGeometry, u32, DiskScheduling),
+    Ssd(SsdTiming),
+}
+
+struct Disk {
+    timing: Timing,
+    parallelism: u32,
+    queue: VecDeque<u32>,
+    in_service: u32,
+    head_radial: f64,
+    head_bytes: u64,
+    /// Look-ahead: the drive read up to `ra_base` at `ra_time` and keeps reading from there.
+    ra_valid: bool,
+    ra_start: u64,
+    ra_base: u64,
+    ra_time: f64,
+    ra_rate: f64,
+    busy_nanos: f64,
+    ops: u64,
+}
+
+struct View<'a>(&'a [Disk]);
+
+impl DiskView for View<'_> {
+    fn outstanding(&self, disk: u32) -> u32 {
+        self.0
+            .get(disk as usize)
+            .map(|d| d.queue.len() as u32 + d.in_service)
+            .unwrap_or(0)
+    }
+    fn head_bytes(&self, disk: u32) -> u64 {
+        self.0.get(disk as usize).map(|d| d.head_bytes).unwrap_or(0)
+    }
+}
+
+/// Utilisation and load of one member device over the measured window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiskUse {
+    pub index: u32,
+    /// `array` or `cache`.
+    pub tier: String,
+    pub utilisation: f64,
+    pub iops: f64,
+}
+
+/// Latency summary of the counted host requests.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub mean_nanos: f64,
+    pub p50_nanos: u64,
+    pub p95_nanos: u64,
+    pub p99_nanos: u64,
+}
+
+/// What one simulation measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub requests: u64,
+    pub elapsed_nanos: u64,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub bytes_per_sec: f64,
+    pub latency: Latency,
+    pub read_latency: Latency,
+    pub disks: Vec<DiskUse>,
+    pub controller_utilisation: f64,
+    pub parity_utilisation: f64,
+    /// Member-disk commands issued during the window.
+    pub backend_requests: u64,
+    /// Open-loop requests that had to wait because too many were outstanding.
+    pub throttled_requests: u64,
+    /// The resource that limits throughput, in words.
+    pub bottleneck: String,
+}
+
+pub struct Engine {
+    now: u64,
+    heap: BinaryHeap<Reverse<(u64, u8, u32)>>,
+    disks: Vec<Disk>,
+    array_disks: usize,
+    capacities: Vec<u64>,
+    layout: Node,
+    cache_layout: Option<Node>,
+    controller: ControllerModel,
+    stripe_bytes: u64,
+    reqs: Vec<Req>,
+    free_reqs: Vec<u32>,
+    in_disk: Vec<InDisk>,
+    free_in_disk: Vec<u32>,
+    op_pool: Vec<Vec<DiskOp>>,
+    // Closed loop.
+    closed_outstanding: usize,
+    host_outstanding: usize,
+    // Controller state.
+    ctrl_free_at: f64,
+    parity_free_at: f64,
+    ctrl_busy: f64,
+    parity_busy: f64,
+    dirty: DirtyMap,
+    dirty_inflight_bytes: u64,
+    destage_cursor: u64,
+    destage_inflight: u32,
+    destaging: bool,
+    blocked_writes: VecDeque<u32>,
+    last_read_end: u64,
+    ra_start: u64,
+    ra_end: u64,
+    ra_inflight: Option<u32>,
+    // Measurement.
+    measuring: bool,
+    window_start: u64,
+    window_end: Option<u64>,
+    hist: Histogram,
+    read_hist: Histogram,
+    reads_done: u64,
+    writes_done: u64,
+    bytes_done: u64,
+    backend_ops: u64,
+    throttled: u64,
+}
+
+const EV_DISK_DONE: u8 = 0;
+const EV_REQ_DONE: u8 = 1;
+const EV_REQ_START: u8 = 2;
+
+fn timing_of(m: &DeviceModel) -> (Timing, u32) {
+    match m {
+        DeviceModel::Hdd(h) => (
+            Timing::Hdd(HddGeometry::new(h), h.queue_depth.max(1), h.scheduling),
+            1,
+        ),
+        DeviceModel::Ssd(s) => {
+            let t = SsdTiming::new(s);
+            let lanes = t.lanes;
+            (Timing::Ssd(t), lanes)
+        }
+    }
+}
+
+/// Bytes of one full stripe of the top node (the destage and read-ahead unit).
+pub fn stripe_bytes(node: &Node) -> u64 {
+    let n = node.members.len() as u64;
+    match node.level {
+        Level::Raid0 => node.chunk_bytes * n,
+        Level::Raid5 => node.chunk_bytes * (n - 1),
+        Level::Raid6 => node.chunk_bytes * (n - 2),
+        Level::Concat | Level::Raid1 => match node.members.first() {
+            Some(Member::Node(child)) => stripe_bytes(child),
+            _ => 1 << 20,
+        },
+    }
+}
+
+impl Engine {
+    /// `devices` are the array's members (indexed by the layout's disk numbers); `cache` is
+    /// the optional SSD tier with its own layout over its own device list.
+    pub fn new(
+        devices: &[DeviceModel],
+        layout: Node,
+        controller: ControllerModel,
+        cache: Option<(&[DeviceModel], Node)>,
+    ) -> Engine {
+        let mut disks = Vec::new();
+        let mut capacities = Vec::new();
+        let mut push = |m: &DeviceModel| {
+            let (timing, parallelism) = timing_of(m);
+            capacities.push(m.capacity_bytes());
+            disks.push(Disk {
+                timing,
+                parallelism,
+                queue: VecDeque::new(),
+                in_service: 0,
+                head_radial: 0.0,
+                head_bytes: 0,
+                ra_valid: false,
+                ra_start: 0,
+                ra_base: 0,
+                ra_time: 0.0,
+                ra_rate: 1.0,
+                busy_nanos: 0.0,
+                ops: 0,
+            });
+        };
+        devices.iter().for_each(&mut push);
+        let array_disks = devices.len();
+        let cache_layout = cache.map(|(cache_devices, mut node)| {
+            cache_devices.iter().for_each(&mut push);
+            shift_disks(&mut node, array_disks as u32);
+            node
+        });
+        let stripe = stripe_bytes(&layout).max(4096);
+        Engine {
+            now: 0,
+            heap: BinaryHeap::new(),
+            disks,
+            array_disks,
+            capacities,
+            layout,
+            cache_layout,
+            controller,
+            stripe_bytes: stripe,
+            reqs: Vec::new(),
+            free_reqs: Vec::new(),
+            in_disk: Vec::new(),
+            free_in_disk: Vec::new(),
+            op_pool: Vec::new(),
+            closed_outstanding: 0,
+            host_outstanding: 0,
+            ctrl_free_at: 0.0,
+            parity_free_at: 0.0,
+            ctrl_busy: 0.0,
+            parity_busy: 0.0,
+            dirty: DirtyMap::default(),
+            dirty_inflight_bytes: 0,
+            destage_cursor: 0,
+            destage_inflight: 0,
+            destaging: false,
+            blocked_writes: VecDeque::new(),
+            last_read_end: u64::MAX,
+            ra_start: 0,
+            ra_end: 0,
+            ra_inflight: None,
+            measuring: true,
+            window_start: 0,
+            window_end: None,
+            hist: Histogram::new(),
+            read_hist: Histogram::new(),
+            reads_done: 0,
+            writes_done: 0,
+            bytes_done: 0,
+            backend_ops: 0,
+            throttled: 0,
+        }
+    }
+
+    pub fn now_nanos(&self) -> u64 {
+        self.now
+    }
+
+    /// Host requests currently in flight.
+    pub fn outstanding(&self) -> usize {
+        self.host_outstanding
+    }
+
+    /// Restarts the measurement window at the current time (call after warm-up).
+    pub fn start_measuring(&mut self) {
+        self.measuring = true;
+        self.window_start = self.now;
+        self.window_end = None;
+        self.hist = Histogram::new();
+        self.read_hist = Histogram::new();
+        self.reads_done = 0;
+        self.writes_done = 0;
+        self.bytes_done = 0;
+        self.backend_ops = 0;
+        self.ctrl_busy = 0.0;
+        self.parity_busy = 0.0;
+        for d in &mut self.disks {
+            d.busy_nanos = 0.0;
+            d.ops = 0;
+        }
+    }
+
+    /// Closes the measurement window now (call before draining a closed loop, so the tail with
+    /// fewer outstanding requests is not measured).
+    pub fn stop_measuring(&mut self) {
+        if self.measuring {
+            self.window_end = Some(self.now);
+            self.measuring = false;
+        }
+    }
+
+    /// Issues `io` as soon as fewer than `depth` closed-loop requests are outstanding.
+    pub fn submit_closed(&mut self, depth: usize, io: HostIo) {
+        while self.closed_outstanding >= depth.max(1) {
+            if !self.step() {
+                break;
+            }
+        }
+        self.closed_outstanding += 1;
+        self.issue_host(io, Kind::Host { closed: true });
+    }
+
+    /// Issues `io` at simulated time `time_nanos` (open loop). Times earlier than the engine's
+    /// clock are issued now.
+    pub fn submit_at(&mut self, time_nanos: u64, io: HostIo) {
+        self.run_until(time_nanos);
+        if self.host_outstanding >= MAX_OUTSTANDING {
+            self.throttled += 1;
+            while self.host_outstanding >= MAX_OUTSTANDING && self.step() {}
+        }
+        self.now = self.now.max(time_nanos);
+        self.issue_host(io, Kind::Host { closed: false });
+    }
+
+    /// Issues `io` without waiting for it and without counting it (cache fills, write-back of
+    /// dirty cache lines, bonnie's asynchronous write-backs).
+    pub fn submit_background(&mut self, io: HostIo) {
+        self.issue_host(io, Kind::Background);
+    }
+
+    /// Runs every event up to `time_nanos` and moves the clock there.
+    pub fn run_until(&mut self, time_nanos: u64) {
+        while let Some(Reverse((t, _, _))) = self.heap.peek() {
+            if *t > time_nanos {
+                break;
+            }
+            self.step();
+        }
+        self.now = self.now.max(time_nanos);
+    }
+
+    /// Runs until nothing is left (all host requests done, cache destaged) and reports.
+    pub fn finish(mut self) -> RunResult {
+        // The host-visible window ends with the last counted completion, before the cache has
+        // finished destaging.
+        while self.host_outstanding > 0 && self.step() {}
+        if self.measuring {
+            self.window_end = Some(self.now);
+        }
+        self.result()
+    }
+
+    fn result(&self) -> RunResult {
+        let end = self.window_end.unwrap_or(self.now);
+        let elapsed = end.saturating_sub(self.window_start).max(1);
+        let secs = elapsed as f64 * 1e-9;
+        let requests = self.reads_done + self.writes_done;
+        let lat = |h: &Histogram| Latency {
+            mean_nanos: h.mean_nanos(),
+            p50_nanos: h.quantile_nanos(0.50),
+            p95_nanos: h.quantile_nanos(0.95),
+            p99_nanos: h.quantile_nanos(0.99),
+        };
+        let disks: Vec<DiskUse> = self
+            .disks
+            .iter()
+            .enumerate()
+            .map(|(i, d)| DiskUse {
+                index: if i < self.array_disks {
+                    i as u32
+                } else {
+                    (i - self.array_disks) as u32
+                },
+                tier: if i < self.array_disks {
+                    "array".into()
+                } else {
+                    "cache".into()
+                },
+                utilisation: (d.busy_nanos / (elapsed as f64 * f64::from(d.parallelism))).min(1.0),
+                iops: d.ops as f64 / secs,
+            })
+            .collect();
+        let controller_utilisation = (self.ctrl_busy / elapsed as f64).min(1.0);
+        let parity_utilisation = (self.parity_busy / elapsed as f64).min(1.0);
+        let bottleneck = name_bottleneck(
+            &disks,
+            controller_utilisation,
+            parity_utilisation,
+            &self.controller,
+        );
+        RunResult {
+            requests,
+            elapsed_nanos: elapsed,
+            iops: requests as f64 / secs,
+            read_iops: self.reads_done as f64 / secs,
+            write_iops: self.writes_done as f64 / secs,
+            bytes_per_sec: self.bytes_done as f64 / secs,
+            latency: lat(&self.hist),
+            read_latency: lat(&self.read_hist),
+            disks,
+            controller_utilisation,
+            parity_utilisation,
+            backend_requests: self.backend_ops,
+            throttled_requests: self.throttled,
+            bottleneck,
+        }
+    }
+
+    fn alloc_req(&mut self, kind: Kind, io: HostIo) -> u32 {
+        let ops = self.op_pool.pop().unwrap_or_default();
+        let req = Req {
+            kind,
+            arrival_nanos: self.now,
+            io,
+            ops,
+            next_op: 0,
+            remaining: 0,
+            parity_chunks: 0,
+            waiters: Vec::new(),
+            done: false,
+        };
+        if let Some(id) = self.free_reqs.pop() {
+            self.reqs[id as usize] = req;
+            id
+        } else {
+            self.reqs.push(req);
+            (self.reqs.len() - 1) as u32
+        }
+    }
+
+    fn free_req(&mut self, id: u32) {
+        let mut ops = std::mem::take(&mut self.reqs[id as usize].ops);
+        ops.clear();
+        self.op_pool.push(ops);
+        self.free_reqs.push(id);
+    }
+
+    fn issue_host(&mut self, io: HostIo, kind: Kind) {
+        if matches!(kind, Kind::Host { .. }) {
+            self.host_outstanding += 1;
+        }
+        let id = self.alloc_req(kind, io);
+        let ctrl = &self.controller;
+        if io.target == Target::Array {
+            // Write-back cache: the write completes once it is in controller memory.
+            if io.write && ctrl.write_back_bytes > 0 {
+                if self.dirty.bytes() + self.dirty_inflight_bytes + u64::from(io.len_bytes)
+                    <= ctrl.write_back_bytes
+                {
+                    self.absorb_write(id);
+                } else {
+                    self.blocked_writes.push_back(id);
+                }
+                self.pump_destage();
+                return;
+            }
+            if !io.write {
+                let end = io.offset_bytes + u64::from(io.len_bytes);
+                if ctrl.write_back_bytes > 0 && self.dirty.covers(io.offset_bytes, end) {
+                    self.complete_after_overhead(id);
+                    return;
+                }
+                if ctrl.read_ahead_bytes > 0 && self.read_ahead(id) {
+                    return;
+                }
+            }
+        }
+        self.admit(id);
+    }
+
+    fn absorb_write(&mut self, id: u32) {
+        let io = self.reqs[id as usize].io;
+        self.dirty
+            .insert(io.offset_bytes, io.offset_bytes + u64::from(io.len_bytes));
+        self.complete_after_overhead(id);
+    }
+
+    /// Read-ahead: returns true when the read is served (now or when a prefetch lands).
+    fn read_ahead(&mut self, id: u32) -> bool {
+        let io = self.reqs[id as usize].io;
+        let start = io.offset_bytes;
+        let end = start + u64::from(io.len_bytes);
+        let sequential =
+            start == self.last_read_end || (start >= self.ra_start && start < self.ra_end);
+        self.last_read_end = end;
+        if !sequential {
+            return false;
+        }
+        let window = self.controller.read_ahead_bytes;
+        let covered = start >= self.ra_start && end <= self.ra_end;
+        // Keep one window ahead of the reader.
+        if self.ra_inflight.is_none() && end + window / 2 > self.ra_end {
+            let from = self.ra_end.max(end);
+            let len = window.min(MAX_COMMAND_BYTES);
+            let pf = self.alloc_req(
+                Kind::Prefetch,
+                HostIo {
+                    offset_bytes: from,
+                    len_bytes: len as u32,
+                    write: false,
+                    target: Target::Array,
+                    host_bytes: 0,
+                },
+            );
+            if !covered {
+                self.ra_start = from;
+            }
+            self.ra_end = from + len;
+            self.ra_inflight = Some(pf);
+            self.admit(pf);
+        }
+        if !covered {
+            return false;
+        }
+        match self.ra_inflight {
+            Some(pf) if start >= self.reqs[pf as usize].io.offset_bytes => {
+                self.reqs[pf as usize].waiters.push(id);
+            }
+            _ => self.complete_after_overhead(id),
+        }
+        true
+    }
+
+    /// Passes the controller's ceilings, then expands the request onto the disks.
+    fn admit(&mut self, id: u32) {
+        let io = self.reqs[id as usize].io;
+        let ctrl = &self.controller;
+        let now = self.now as f64;
+        let mut start = now;
+        if matches!(self.reqs[id as usize].kind, Kind::Host { .. }) && io.target == Target::Array {
+            let by_iops = ctrl.max_iops.map(|c| 1e9 / c.max(1e-9)).unwrap_or(0.0);
+            let by_bytes = ctrl
+                .max_bytes_per_sec
+                .map(|c| f64::from(io.len_bytes) * 1e9 / c.max(1e-9))
+                .unwrap_or(0.0);
+            let service = by_iops.max(by_bytes);
+            if service > 0.0 {
+                start = start.max(self.ctrl_free_at);
+                self.ctrl_free_at = start + service;
+                self.ctrl_busy += service;
+            }
+        }
+        let view = View(&self.disks);
+        let caps = &self.capacities;
+        let cap = |d: u32| caps.get(d as usize).copied().unwrap_or(0);
+        let node = match io.target {
+            Target::Cache => self.cache_layout.as_ref().unwrap_or(&self.layout),
+            Target::Array => &self.layout,
+        };
+        let mut ops = std::mem::take(&mut self.reqs[id as usize].ops);
+        ops.clear();
+        let parity = node.expand(
+            io.write,
+            io.offset_bytes,
+            u64::from(io.len_bytes),
+            0,
+            &view,
+            &cap,
+            &mut ops,
+        );
+        if ops.iter().any(|o| o.phase > 0) {
+            ops.sort_by_key(|o| o.phase);
+        }
+        if parity > 0 {
+            if let Some(rate) = ctrl.parity_chunks_per_sec {
+                let service = f64::from(parity) * 1e9 / rate.max(1e-9);
+                start = start.max(self.parity_free_at);
+                self.parity_free_at = start + service;
+                self.parity_busy += service;
+            }
+        }
+        let r = &mut self.reqs[id as usize];
+        r.ops = ops;
+        r.parity_chunks = parity;
+        if start > now {
+            self.heap
+                .push(Reverse((start.ceil() as u64, EV_REQ_START, id)));
+        } else {
+            self.start_phase(id);
+        }
+    }
+
+    /// Sends every op of the request's next phase to its disk.
+    fn start_phase(&mut self, id: u32) {
+        let (from, to) = {
+            let r = &self.reqs[id as usize];
+            if r.next_op >= r.ops.len() {
+                (r.next_op, r.next_op)
+            } else {
+                let phase = r.ops[r.next_op].phase;
+                let to = r.ops[r.next_op..]
+                    .iter()
+                    .position(|o| o.phase != phase)
+                    .map_or(r.ops.len(), |p| r.next_op + p);
+                (r.next_op, to)
+            }
+        };
+        if from == to {
+            self.request_done(id);
+            return;
+        }
+        {
+            let r = &mut self.reqs[id as usize];
+            r.next_op = to;
+            r.remaining = (to - from) as u32;
+        }
+        for i in from..to {
+            let op = self.reqs[id as usize].ops[i];
+            let place = match &self.disks[op.disk as usize].timing {
+                Timing::Hdd(g, _, _) => g.place(op.offset_bytes, op.len_bytes),
+                Timing::Ssd(_) => Placement::default(),
+            };
+            let rec = InDisk { req: id, op, place };
+            let slot = if let Some(s) = self.free_in_disk.pop() {
+                self.in_disk[s as usize] = rec;
+                s
+            } else {
+                self.in_disk.push(rec);
+                (self.in_disk.len() - 1) as u32
+            };
+            if self.measuring {
+                self.backend_ops += 1;
+            }
+            self.disks[op.disk as usize].queue.push_back(slot);
+            self.dispatch(op.disk as usize);
+        }
+    }
+
+    /// Starts commands on `disk` while it has free capacity.
+    fn dispatch(&mut self, disk: usize) {
+        loop {
+            let d = &self.disks[disk];
+            if d.in_service >= d.parallelism || d.queue.is_empty() {
+                return;
+            }
+            let now = self.now;
+            let mut media_done = 0.0;
+            let (pick, service) = match &d.timing {
+                Timing::Ssd(t) => {
+                    let op = &self.in_disk[d.queue[0] as usize].op;
+                    (0usize, t.service_nanos(op.len_bytes, op.write))
+                }
+                Timing::Hdd(g, depth, sched) => {
+                    let window = match sched {
+                        DiskScheduling::Fifo => 1,
+                        DiskScheduling::Satf => (*depth as usize).min(d.queue.len()),
+                    };
+                    let mut best = (0usize, f64::INFINITY, 0.0, 0.0);
+                    for (i, &slot) in d.queue.iter().take(window).enumerate() {
+                        let rec = &self.in_disk[slot as usize];
+                        let (positioning, service, media_done) =
+                            hdd_cost(d, g, now, &rec.op, &rec.place);
+                        if positioning < best.1 {
+                            best = (i, positioning, service, media_done);
+                        }
+                    }
+                    media_done = now as f64 + best.3;
+                    (best.0, best.2)
+                }
+            };
+            let d = &mut self.disks[disk];
+            let Some(slot) = d.queue.remove(pick) else {
+                return;
+            };
+            d.in_service += 1;
+            let done = now as f64 + service;
+            if self.measuring {
+                d.busy_nanos += service;
+                d.ops += 1;
+            }
+            let rec = &self.in_disk[slot as usize];
+            let op = rec.op;
+            if let Timing::Hdd(g, _, _) = &d.timing {
+                d.head_radial = rec.place.radial;
+                if op.write {
+                    d.ra_valid = false;
+                } else {
+                    let continuing = d.ra_valid
+                        && op.offset_bytes >= d.ra_start
+                        && op.offset_bytes <= d.ra_base + g.lookahead_bytes;
+                    if !continuing {
+                        d.ra_start = op.offset_bytes;
+                    }
+                    d.ra_valid = true;
+                    d.ra_base = op.offset_bytes + u64::from(op.len_bytes);
+                    d.ra_time = media_done;
+                    d.ra_rate = g.rate_at(&rec.place);
+                }
+            }
+            d.head_bytes = op.offset_bytes + u64::from(op.len_bytes);
+            self.heap
+                .push(Reverse((done.ceil() as u64, EV_DISK_DONE, slot)));
+        }
+    }
+
+    /// Processes one event; false when there is none.
+    fn step(&mut self) -> bool {
+        let Some(Reverse((t, kind, id))) = self.heap.pop() else {
+            return false;
+        };
+        self.now = self.now.max(t);
+        match kind {
+            EV_DISK_DONE => {
+                let InDisk { req, op, .. } = self.in_disk[id as usize];
+                self.free_in_disk.push(id);
+                let disk = op.disk as usize;
+                self.disks[disk].in_service -= 1;
+                let r = &mut self.reqs[req as usize];
+                r.remaining -= 1;
+                if r.remaining == 0 {
+                    self.start_phase(req);
+                }
+                self.dispatch(disk);
+            }
+            EV_REQ_START => self.start_phase(id),
+            _ => self.finish_host(id),
+        }
+        true
+    }
+
+    fn complete_after_overhead(&mut self, id: u32) {
+        if self.controller.overhead_nanos == 0 {
+            // No controller time to add: complete now and save an event.
+            self.finish_host(id);
+            return;
+        }
+        let t = self.now + self.controller.overhead_nanos;
+        self.heap.push(Reverse((t, EV_REQ_DONE, id)));
+    }
+
+    /// All member commands of the request are done.
+    fn request_done(&mut self, id: u32) {
+        match self.reqs[id as usize].kind {
+            Kind::Host { .. } => self.complete_after_overhead(id),
+            Kind::Background => self.free_req(id),
+            Kind::Destage => {
+                let len = u64::from(self.reqs[id as usize].io.len_bytes);
+                self.dirty_inflight_bytes -= len;
+                self.destage_inflight -= 1;
+                self.free_req(id);
+                self.admit_blocked();
+                self.pump_destage();
+            }
+            Kind::Prefetch => {
+                if self.ra_inflight == Some(id) {
+                    self.ra_inflight = None;
+                }
+                let waiters = std::mem::take(&mut self.reqs[id as usize].waiters);
+                for w in waiters {
+                    self.complete_after_overhead(w);
+                }
+                self.free_req(id);
+            }
+        }
+    }
+
+    fn finish_host(&mut self, id: u32) {
+        let r = &self.reqs[id as usize];
+        if r.done {
+            return;
+        }
+        if let Kind::Host { closed } = r.kind {
+            let latency = self.now - r.arrival_nanos;
+            if self.measuring {
+                self.hist.record(latency);
+                if r.io.write {
+                    self.writes_done += 1;
+                } else {
+                    self.reads_done += 1;
+                    self.read_hist.record(latency);
+                }
+                self.bytes_done += u64::from(r.io.host_bytes);
+            }
+            if closed {
+                self.closed_outstanding -= 1;
+            }
+            self.host_outstanding -= 1;
+            if self.host_outstanding == 0 && !self.dirty.is_empty() {
+                self.pump_destage();
+            }
+        }
+        self.reqs[id as usize].done = true;
+        self.free_req(id);
+    }
+
+    fn admit_blocked(&mut self) {
+        while let Some(&id) = self.blocked_writes.front() {
+            let len = u64::from(self.reqs[id as usize].io.len_bytes);
+            if self.dirty.bytes() + self.dirty_inflight_bytes + len
+                > self.controller.write_back_bytes
+            {
+                // A write larger than the whole cache goes straight through.
+                if len > self.controller.write_back_bytes
+                    && self.destage_inflight == 0
+                    && self.dirty.is_empty()
+                {
+                    self.blocked_writes.pop_front();
+                    self.admit(id);
+                    continue;
+                }
+                return;
+            }
+            self.blocked_writes.pop_front();
+            self.absorb_write(id);
+        }
+    }
+
+    /// Keeps destage commands in flight while dirty data exists (elevator order, cut at
+    /// full stripes so sequential writes become full-stripe writes).
+    fn pump_destage(&mut self) {
+        let limit =
+            (self.controller.destage_per_disk.max(1) as usize * self.array_disks.max(1)) as u32;
+        let cache = self.controller.write_back_bytes as f64;
+        let dirty = self.dirty.bytes() as f64;
+        if dirty >= cache * self.controller.destage_high_fraction
+            || !self.blocked_writes.is_empty()
+            || self.host_outstanding == 0
+        {
+            self.destaging = true;
+        } else if dirty < cache * self.controller.destage_low_fraction {
+            self.destaging = false;
+        }
+        while self.destaging && self.destage_inflight < limit {
+            let Some((s, e)) = self.dirty.take_next(self.destage_cursor, self.stripe_bytes) else {
+                break;
+            };
+            self.destage_cursor = e;
+            self.dirty_inflight_bytes += e - s;
+            self.destage_inflight += 1;
+            let io = HostIo {
+                offset_bytes: s,
+                len_bytes: (e - s) as u32,
+                write: true,
+                target: Target::Array,
+                host_bytes: 0,
+            };
+            let id = self.alloc_req(Kind::Destage, io);
+            self.admit(id);
+        }
+        if self.blocked_writes.front().is_some() && self.destage_inflight == 0 {
+            self.admit_blocked();
+        }
+    }
+}
+
+/// Cost of a hard-disk command started at `now`: (positioning, service, media-done offset).
+/// A read that continues the drive's last read is served from the look-ahead buffer: the head
+/// kept reading while the previous data crossed the interface, so only the part not yet read
+/// waits for the media.
+#[inline]
+fn hdd_cost(
+    d: &Disk,
+    g: &HddGeometry,
+    now: u64,
+    op: &DiskOp,
+    place: &Placement,
+) -> (f64, f64, f64) {
+    if !op.write && d.ra_valid && d.in_service == 0 {
+        let end = op.offset_bytes + u64::from(op.len_bytes);
+        if op.offset_bytes >= d.ra_start && end <= d.ra_base + g.lookahead_bytes {
+            let ready = if end <= d.ra_base {
+                d.ra_time
+            } else {
+                d.ra_time + (end - d.ra_base) as f64 / d.ra_rate
+            };
+            let start = now as f64 + g.overhead_nanos();
+            let wait = (ready - start).max(0.0);
+            let positioning = g.overhead_nanos() + wait;
+            return (
+                positioning,
+                positioning + place.bus_nanos,
+                (ready - now as f64).max(0.0),
+            );
+        }
+    }
+    let positioning = g.positioning_nanos(now, d.head_radial, place, op.write);
+    (
+        positioning,
+        positioning + place.media_nanos,
+        positioning + place.media_nanos,
+    )
+}
+
+fn shift_disks(node: &mut Node, by: u32) {
+    for m in &mut node.members {
+        match m {
+            Member::Disk(d) => *d += by,
+            Member::Node(n) => shift_disks(n, by),
+        }
+    }
+}
+
+fn name_bottleneck(disks: &[DiskUse], ctrl: f64, parity: f64, c: &ControllerModel) -> String {
+    const BUSY: f64 = 0.85;
+    let busiest = disks
+        .iter()
+        .filter(|d| d.tier == "array")
+        .map(|d| d.utilisation)
+        .fold(0.0, f64::max);
+    let cache = disks
+        .iter()
+        .filter(|d| d.tier == "cache")
+        .map(|d| d.utilisation)
+        .fold(0.0, f64::max);
+    let mean = {
+        let a: Vec<f64> = disks
+            .iter()
+            .filter(|d| d.tier == "array")
+            .map(|d| d.utilisation)
+            .collect();
+        a.iter().sum::<f64>() / a.len().max(1) as f64
+    };
+    let mut candidates = vec![(
+        busiest,
+        if mean > 0.0 && busiest > 1.5 * mean {
+            "one member disk (hot spot)"
+        } else {
+            "the member disks"
+        },
+    )];
+    candidates.push((cache, "the SSD cache devices"));
+    if c.max_iops.is_some() || c.max_bytes_per_sec.is_some() {
+        candidates.push((ctrl, "the controller's per-logical-drive ceiling"));
+    }
+    if c.parity_chunks_per_sec.is_some() {
+        candidates.push((parity, "the controller's parity engine"));
+    }
+    let (u, what) = candidates
+        .into_iter()
+        .fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
+    if u >= BUSY {
+        format!("{what} ({:.0}% busy)", u * 100.0)
+    } else {
+        format!("none saturated (busiest: {what}, {:.0}% busy): latency-bound, more outstanding I/O would raise IOPS", u * 100.0)
+    }
+}
