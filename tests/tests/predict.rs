@@ -763,3 +763,130 @@ fn cli_errors_name_the_problem() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn controller_ceilings_are_named_as_the_bottleneck() {
+    let mut ctrl = ControllerModel::software();
+    ctrl.max_iops = Some(20_000.0);
+    let cfg = ArrayConfig::standard(
+        StandardLevel::Raid0,
+        4,
+        DiskPreset::SataSsd.model(),
+        65536,
+        ctrl,
+    )
+    .expect("cfg");
+    let r = run(
+        &cfg,
+        ProfileKind::RandRead4k.spec(),
+        100 << 30,
+        64,
+        40_000,
+        None,
+        0,
+    );
+    assert!((r.iops - 20_000.0).abs() / 20_000.0 < 0.03, "{}", r.iops);
+    assert!(r.bottleneck.contains("ceiling"), "{}", r.bottleneck);
+    let mut ctrl = ControllerModel::software();
+    ctrl.parity_chunks_per_sec = Some(5_000.0);
+    let cfg = ArrayConfig::standard(
+        StandardLevel::Raid5,
+        6,
+        DiskPreset::SataSsd.model(),
+        65536,
+        ctrl,
+    )
+    .expect("cfg");
+    let r = run(
+        &cfg,
+        ProfileKind::RandWrite4k.spec(),
+        100 << 30,
+        64,
+        20_000,
+        None,
+        0,
+    );
+    // One parity chunk per small write.
+    assert!(r.iops < 5_200.0, "{}", r.iops);
+    assert!(r.bottleneck.contains("parity"), "{}", r.bottleneck);
+}
+
+#[test]
+fn controller_read_ahead_speeds_up_a_single_sequential_stream() {
+    let spec = AccessSpec {
+        len_bytes: 65536,
+        read_fraction: 1.0,
+        sequential: true,
+        async_write_back_fraction: 0.0,
+        align_bytes: 65536,
+    };
+    let mut ctrl = perc(256 << 20);
+    let plain = ArrayConfig::standard(
+        StandardLevel::Raid5,
+        8,
+        DiskPreset::Sas10k.model(),
+        65536,
+        ctrl.clone(),
+    )
+    .expect("cfg");
+    ctrl.read_ahead_bytes = 4 << 20;
+    let ahead = ArrayConfig::standard(
+        StandardLevel::Raid5,
+        8,
+        DiskPreset::Sas10k.model(),
+        65536,
+        ctrl,
+    )
+    .expect("cfg");
+    let a = run(&plain, spec, 50 << 30, 1, 20_000, None, 0);
+    let b = run(&ahead, spec, 50 << 30, 1, 20_000, None, 0);
+    assert!(
+        b.bytes_per_sec > 1.5 * a.bytes_per_sec,
+        "read-ahead {:.0} vs none {:.0}",
+        b.bytes_per_sec,
+        a.bytes_per_sec
+    );
+}
+
+#[test]
+fn open_loop_replay_follows_the_speed_factor() {
+    use analyzer_core::array::{ReplayMode, TraceReplay};
+    use analyzer_core::{IoEvent, Op};
+    let cfg = ArrayConfig::standard(
+        StandardLevel::Raid10,
+        4,
+        DiskPreset::Sas15k.model(),
+        65536,
+        ControllerModel::software(),
+    )
+    .expect("cfg");
+    // 300 random 8 KiB reads per second for 20 s.
+    let mut gen = analyzer_core::array::Generator::new(ProfileKind::Sql90.spec(), 20 << 30, 7);
+    let events: Vec<IoEvent> = (0..6_000u64)
+        .map(|i| {
+            let g = gen.next_request();
+            IoEvent {
+                time_nanos: i * 3_333_333,
+                device: 0,
+                offset_bytes: g.offset_bytes,
+                len_bytes: g.len_bytes,
+                op: if g.write { Op::Write } else { Op::Read },
+                latency_nanos: None,
+                pid: None,
+            }
+        })
+        .collect();
+    let replay = |speed: f64| {
+        let mut r = TraceReplay::new(&cfg, ReplayMode::Open { speed }, None);
+        events.iter().for_each(|e| r.observe(e));
+        r.finish()
+    };
+    let slow = replay(1.0);
+    let fast = replay(2.0);
+    assert!((slow.iops - 300.0).abs() < 15.0, "{}", slow.iops);
+    assert!((fast.iops - 600.0).abs() < 30.0, "{}", fast.iops);
+    assert!(
+        fast.latency.mean_nanos > slow.latency.mean_nanos,
+        "queueing grows with load"
+    );
+}
