@@ -6,6 +6,8 @@ pub mod export;
 pub mod import;
 pub mod predict;
 pub mod record;
+pub mod report;
+pub mod serve;
 pub mod simulate;
 pub mod stat;
 

@@ -32,6 +32,11 @@ enum Command {
     Predict(Box<cmd::predict::Args>),
     /// Simulate an SSD cache (policy, size, admission, write mode): hit ratios and disk load.
     Simulate(Box<cmd::simulate::Args>),
+    /// Write one self-contained HTML report (the web app, the results and a trace copy) that
+    /// opens offline from file://.
+    Report(cmd::report::Args),
+    /// Serve the web app on 127.0.0.1, with a trace preloaded.
+    Serve(cmd::serve::Args),
     /// List the trace formats blocksight reads, with their `--format` names.
     Formats,
 }
@@ -45,6 +50,8 @@ fn main() -> ExitCode {
         Command::Record(args) => cmd::record::run(&args),
         Command::Predict(args) => cmd::predict::run(&args),
         Command::Simulate(args) => cmd::simulate::run(&args),
+        Command::Report(args) => cmd::report::run(&args),
+        Command::Serve(args) => cmd::serve::run(&args),
         Command::Formats => cmd::formats(),
     };
     match result {

@@ -1,3 +1,5 @@
-//! Blocksight's web app (being built: see issue 6).
+//! The UI thread's entry point: mounts the Yew app on `<body>`.
 
-fn main() {}
+fn main() {
+    yew::Renderer::<web_app::app::App>::new().render();
+}

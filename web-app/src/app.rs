@@ -1,0 +1,312 @@
+//! The root component: owns the worker bridge and the app state, starts loads (drop, picker,
+//! `?url=`, a report's embedded trace), and shows the progress, the error or the views.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gloo_worker::{Spawnable, WorkerBridge};
+use yew::prelude::*;
+
+use crate::components::cache::CacheView;
+use crate::components::drop_zone::DropZone;
+use crate::components::hot_data::HotData;
+use crate::components::overview::Overview;
+use crate::components::progress::Progress;
+use crate::embedded;
+use crate::state::{Action, AppState, Phase};
+use crate::units::duration;
+use crate::url_state::{UrlState, VIEWS};
+use crate::worker::codec::JsCodec;
+use crate::worker::protocol::{Request, Source};
+use crate::worker::EngineWorker;
+
+/// Trunk's loader shim for the worker binary (see index.html).
+const WORKER_LOADER: &str = "./worker_loader.js";
+
+fn spawn_worker(dispatch: UseReducerDispatcher<AppState>) -> WorkerBridge<EngineWorker> {
+    let mut spawner = EngineWorker::spawner();
+    spawner.callback(move |response| {
+        dispatch.dispatch(Action::Worker {
+            response,
+            now_ms: embedded::now_ms(),
+        });
+    });
+    let spawner = spawner.encoding::<JsCodec>();
+    let url = embedded::worker_url().unwrap_or_else(|| WORKER_LOADER.to_owned());
+    spawner.spawn_with_loader(&url)
+}
+
+/// A load to start: a whole trace, or (with `window_nanos`) a time window of the last one.
+#[derive(Clone)]
+struct StartLoad {
+    source: Source,
+    file_name: String,
+    bytes_total: Option<u64>,
+    window_nanos: Option<(u64, u64)>,
+}
+
+impl StartLoad {
+    fn whole(source: Source, file_name: String, bytes_total: Option<u64>) -> StartLoad {
+        StartLoad {
+            source,
+            file_name,
+            bytes_total,
+            window_nanos: None,
+        }
+    }
+}
+
+fn write_hash(url: &UrlState) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    if let Ok(history) = window.history() {
+        let _ =
+            history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url.to_hash()));
+    }
+}
+
+#[function_component]
+pub fn App() -> Html {
+    let state = use_reducer(|| {
+        let hash = embedded::location()
+            .and_then(|l| l.hash().ok())
+            .unwrap_or_default();
+        AppState::new(UrlState::from_hash(&hash))
+    });
+    let bridge: Rc<RefCell<Option<WorkerBridge<EngineWorker>>>> = use_mut_ref(|| None);
+    let first_chart_marked = use_mut_ref(|| false);
+
+    // The last whole-trace source, re-read when the time window changes.
+    let last_source: Rc<RefCell<Option<(Source, String, Option<u64>)>>> = use_mut_ref(|| None);
+    let start = {
+        let bridge = bridge.clone();
+        let state = state.clone();
+        let first_chart_marked = first_chart_marked.clone();
+        let last_source = last_source.clone();
+        Callback::from(move |load: StartLoad| {
+            let mut slot = bridge.borrow_mut();
+            let b = slot.get_or_insert_with(|| spawn_worker(state.dispatcher()));
+            if let Some(old) = state.loading_job() {
+                b.send(Request::Cancel { job: old });
+            }
+            let job = state.next_job;
+            let scoped = load.window_nanos.is_some();
+            if !scoped {
+                embedded::mark("drop");
+                *first_chart_marked.borrow_mut() = false;
+                *last_source.borrow_mut() = Some((
+                    load.source.clone(),
+                    load.file_name.clone(),
+                    load.bytes_total,
+                ));
+            }
+            state.dispatch(Action::Start {
+                job,
+                file_name: load.file_name,
+                bytes_total: load.bytes_total,
+                now_ms: embedded::now_ms(),
+                window_secs: load
+                    .window_nanos
+                    .map(|(a, b)| (a as f64 / 1e9, b as f64 / 1e9)),
+            });
+            b.send(Request::Load {
+                job,
+                source: load.source,
+                format: None,
+                window_nanos: load.window_nanos,
+            });
+        })
+    };
+
+    // Start-up: a report's embedded results and trace, or `?url=` from `blocksight serve`.
+    {
+        let start = start.clone();
+        let state = state.clone();
+        use_effect_with((), move |_| {
+            let preloaded = embedded::results();
+            // A report's exact trace copy is re-analysed in the worker (the numbers must come
+            // out the same); a sampled copy would change them, so its results stay as written.
+            let reanalyse = preloaded
+                .as_ref()
+                .is_none_or(|r| r.embedded_sample_rate.is_none());
+            if let Some(results) = preloaded {
+                state.dispatch(Action::Preloaded(Box::new(results)));
+            }
+            if let Some((blob, name)) = embedded::trace().filter(|_| reanalyse) {
+                let size = blob.size() as u64;
+                start.emit(StartLoad::whole(
+                    Source::Blob {
+                        blob,
+                        name: name.clone(),
+                    },
+                    name,
+                    Some(size),
+                ));
+            } else if let Some(url) =
+                embedded::url_param().and_then(|u| embedded::same_origin_url(&u))
+            {
+                let name = url.rsplit('/').next().unwrap_or("trace").to_owned();
+                start.emit(StartLoad::whole(Source::Url { url }, name, None));
+            }
+        });
+    }
+    {
+        let url = state.url.clone();
+        use_effect_with(url, move |url| write_hash(url));
+    }
+    // The brush: a new time window re-analyses the trace for that window; clearing it goes
+    // back to the whole trace's results without re-reading.
+    {
+        let start = start.clone();
+        let last_source = last_source.clone();
+        let state = state.clone();
+        let full_ptr = state.full.as_ref().map(|r| Rc::as_ptr(r) as usize);
+        use_effect_with((state.url.window, full_ptr), move |(window, full_ptr)| {
+            if full_ptr.is_some() {
+                match window {
+                    None => state.dispatch(Action::Unscope),
+                    Some((a, b)) => {
+                        let scoped_now = state.scoped_window == Some((*a, *b));
+                        if !scoped_now {
+                            if let Some((source, name, size)) = last_source.borrow().clone() {
+                                start.emit(StartLoad {
+                                    source,
+                                    file_name: name,
+                                    bytes_total: size,
+                                    window_nanos: Some(((a * 1e9) as u64, (b * 1e9) as u64)),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+    let on_file = {
+        let start = start.clone();
+        Callback::from(move |file: web_sys::File| {
+            let name = file.name();
+            let size = file.size() as u64;
+            let blob: web_sys::Blob = file.into();
+            start.emit(StartLoad::whole(
+                Source::Blob {
+                    blob,
+                    name: name.clone(),
+                },
+                name,
+                Some(size),
+            ));
+        })
+    };
+    let on_cancel = {
+        let bridge = bridge.clone();
+        let state = state.clone();
+        Callback::from(move |_| {
+            if let (Some(b), Some(job)) = (bridge.borrow().as_ref(), state.loading_job()) {
+                b.send(Request::Cancel { job });
+            }
+            state.dispatch(Action::Cancel);
+        })
+    };
+    let on_toggle_table = {
+        let state = state.clone();
+        Callback::from(move |id: String| {
+            state.dispatch(Action::SetUrl(state.url.toggle_table(&id)))
+        })
+    };
+    let on_drawn = {
+        let first_chart_marked = first_chart_marked.clone();
+        Callback::from(move |_| {
+            if !*first_chart_marked.borrow() {
+                *first_chart_marked.borrow_mut() = true;
+                embedded::mark("first-chart");
+            }
+        })
+    };
+
+    let status = match &state.phase {
+        Phase::Idle | Phase::Ready => html! {},
+        Phase::Loading(l) => html! { <Progress loading={l.clone()} on_cancel={on_cancel} /> },
+        Phase::Failed { file_name, error } => html! {
+            <section class="error-panel" data-testid="error" role="alert">
+                <h2>{ "Could not analyse " }{ file_name }</h2>
+                <p data-testid="error-text">{ error.plain_words() }</p>
+            </section>
+        },
+        Phase::Cancelled { file_name } => html! {
+            <p class="notice" data-testid="cancelled">{ "Stopped reading " }{ file_name }{ "." }</p>
+        },
+    };
+
+    let views = match &state.results {
+        None => html! {},
+        Some(results) => {
+            let tabs = VIEWS.iter().map(|(id, label)| {
+                let state = state.clone();
+                let selected = state.url.view == *id;
+                let onclick = Callback::from(move |_| {
+                    state.dispatch(Action::SetUrl(state.url.with_view(id)))
+                });
+                html! {
+                    <button class={classes!("tab", selected.then_some("selected"))} {onclick}
+                        data-testid={format!("tab-{id}")}>{ *label }</button>
+                }
+            });
+            let on_url = {
+                let state = state.clone();
+                Callback::from(move |u: UrlState| state.dispatch(Action::SetUrl(u)))
+            };
+            let full = state.full.clone().unwrap_or_else(|| results.clone());
+            let view = match state.url.view.as_str() {
+                "hot" => html! {
+                    <HotData results={results.clone()} full={full} url={state.url.clone()} on_url={on_url.clone()}
+                        on_toggle_table={on_toggle_table.clone()} />
+                },
+                "cache" => html! {
+                    <CacheView results={results.clone()} url={state.url.clone()} on_url={on_url.clone()}
+                        on_toggle_table={on_toggle_table.clone()} on_drawn={on_drawn.clone()} />
+                },
+                _ => html! {
+                    <Overview results={results.clone()} tables={state.url.tables.clone()}
+                        on_toggle_table={on_toggle_table.clone()} on_drawn={on_drawn.clone()} />
+                },
+            };
+            html! {
+                <>
+                    <nav class="tabs">{ for tabs }
+                        if let Some(ms) = state.load_ms {
+                            <span class="timing" data-testid="load-time">
+                                { format!("analysed in {}", duration((ms * 1e6) as u64)) }
+                            </span>
+                        }
+                    </nav>
+                    if let Some((a, b)) = state.url.window {
+                        <p class="notice" data-testid="window-banner">
+                            { format!("Showing {} to {} after the first request; every view is scoped to this window. ",
+                                duration((a * 1e9) as u64), duration((b * 1e9) as u64)) }
+                            <button class="link" onclick={{
+                                let state = state.clone();
+                                Callback::from(move |_| state.dispatch(Action::SetUrl(UrlState { window: None, ..state.url.clone() })))
+                            }}>{ "Show the whole trace" }</button>
+                        </p>
+                    }
+                    { view }
+                </>
+            }
+        }
+    };
+
+    html! {
+        <main data-testid="app" data-phase={match state.phase {
+            Phase::Idle => "idle", Phase::Loading(_) => "loading", Phase::Failed { .. } => "failed",
+            Phase::Cancelled { .. } => "cancelled", Phase::Ready => "ready" }}>
+            <header class="top">
+                <h1>{ "Blocksight" }</h1>
+                <DropZone on_file={on_file} compact={state.results.is_some()} />
+            </header>
+            { status }
+            { views }
+        </main>
+    }
+}

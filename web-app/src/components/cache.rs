@@ -1,0 +1,137 @@
+//! The Cache view: hit-ratio curves by cache size, a size slider whose answer is read from the
+//! precomputed curve (instant, no worker round trip), and the sizing recommendation with its
+//! stated assumptions.
+
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use web_sys::HtmlInputElement;
+use yew::prelude::*;
+
+use crate::charts::mrc::{Curve, MrcChart};
+use crate::components::chart_card::ChartCard;
+use crate::units::bytes;
+use crate::url_state::UrlState;
+use crate::worker::protocol::Results;
+
+#[derive(Properties, PartialEq)]
+pub struct CacheProps {
+    pub results: Rc<Results>,
+    pub url: UrlState,
+    pub on_url: Callback<UrlState>,
+    pub on_toggle_table: Callback<String>,
+    #[prop_or_default]
+    pub on_drawn: Callback<()>,
+}
+
+/// Slider steps: sizes are chosen on a square-root scale so small caches get resolution.
+const STEPS: u32 = 1000;
+
+fn size_from_step(step: u32, max: u64) -> u64 {
+    let f = f64::from(step) / f64::from(STEPS);
+    ((f * f) * max as f64).round() as u64
+}
+
+fn step_from_size(size: u64, max: u64) -> u32 {
+    if max == 0 {
+        return 0;
+    }
+    ((size as f64 / max as f64).clamp(0.0, 1.0).sqrt() * f64::from(STEPS)).round() as u32
+}
+
+#[function_component]
+pub fn CacheView(props: &CacheProps) -> Html {
+    let report = &props.results.analysis.cache_sizing;
+    let curve = Curve::from_report(report);
+    let max = curve.max_size();
+    let rec = report.recommendation.as_ref();
+    let default_size = rec
+        .and_then(|r| r.recommended.as_ref())
+        .map_or(max / 10, |p| p.size_bytes);
+    let size = props.url.cache_bytes.unwrap_or(default_size).min(max);
+    let hit = curve.hit_ratio_at(size);
+    let oninput = {
+        let on_url = props.on_url.clone();
+        let url = props.url.clone();
+        Callback::from(move |e: InputEvent| {
+            let Some(input) = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+            else {
+                return;
+            };
+            let step = input.value().parse::<u32>().unwrap_or(0);
+            on_url.emit(UrlState {
+                cache_bytes: Some(size_from_step(step, max)),
+                ..url.clone()
+            });
+        })
+    };
+    let chart = MrcChart {
+        curves: vec![curve],
+        marker_bytes: Some(size),
+    };
+    let sampled = report.sampling.as_ref().map(|s| s.rate);
+    html! {
+        <div class="view cache" data-testid="view-cache">
+            <section class="chart-card controls-card">
+                <label for="cache-size">{ "Cache size" }</label>
+                <input id="cache-size" type="range" min="0" max={STEPS.to_string()}
+                    value={step_from_size(size, max).to_string()} {oninput} data-testid="cache-size" />
+                <span class="answer" data-testid="cache-size-value">{ bytes(size) }</span>
+                <p class="answer-line" data-testid="cache-prediction" data-value={format!("{hit}")}>
+                    { format!("An {} cache of {} ({}-byte lines) would serve {:.1}% of line accesses",
+                        report.policy.to_uppercase(), bytes(size), report.line_bytes, hit * 100.0) }
+                    if let Some(r) = rec { { format!(", of {:.1}% achievable with a cache as large as the footprint ({}).",
+                        r.achievable_hit_ratio * 100.0, bytes(r.footprint_bytes)) } }
+                </p>
+                <p class="hint">
+                    { "Assumes a write-back, write-allocate cache; back-end I/O saved equals the hit ratio (destaging of dirty lines is not counted). " }
+                    if let Some(rate) = sampled { { format!("Curve estimated from a {:.2}% spatial sample (SHARDS).", rate * 100.0) } }
+                </p>
+            </section>
+            if let Some(r) = rec {
+                <div class="cards">
+                    if let Some(p) = &r.recommended {
+                        <div class="card" data-testid="card-recommended" data-value={p.size_bytes.to_string()}>
+                            <div class="label">{ "Recommended cache" }</div>
+                            <div class="value">{ bytes(p.size_bytes) }</div>
+                            <div class="detail">{ format!("{:.1}% hit ratio (larger of the knee and 90% of achievable)", p.hit_ratio * 100.0) }</div>
+                        </div>
+                    }
+                    if let Some(p) = &r.knee {
+                        <div class="card"><div class="label">{ "Knee of the curve" }</div>
+                            <div class="value">{ bytes(p.size_bytes) }</div>
+                            <div class="detail">{ format!("{:.1}% hit ratio", p.hit_ratio * 100.0) }</div></div>
+                    }
+                    if let Some(p) = &r.for_95pct_of_achievable {
+                        <div class="card"><div class="label">{ "95% of achievable" }</div>
+                            <div class="value">{ bytes(p.size_bytes) }</div>
+                            <div class="detail">{ format!("{:.1}% hit ratio", p.hit_ratio * 100.0) }</div></div>
+                    }
+                    <div class="card"><div class="label">{ "Rule of thumb 5% / 10%" }</div>
+                        <div class="value">{ format!("{} / {}", bytes(r.rule_of_thumb_5pct.size_bytes), bytes(r.rule_of_thumb_10pct.size_bytes)) }</div>
+                        <div class="detail">{ format!("{:.1}% / {:.1}% hit ratio", r.rule_of_thumb_5pct.hit_ratio * 100.0, r.rule_of_thumb_10pct.hit_ratio * 100.0) }</div></div>
+                </div>
+            }
+            <ChartCard<MrcChart> {chart} as_table={props.url.tables.iter().any(|t| t == "mrc")}
+                on_toggle_table={props.on_toggle_table.clone()} on_drawn={props.on_drawn.clone()} />
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn slider_steps_round_trip() {
+        let max = 10u64 << 30;
+        for size in [0, 1 << 20, 1 << 30, max] {
+            let back = size_from_step(step_from_size(size, max), max);
+            let err = (back as f64 - size as f64).abs() / max as f64;
+            assert!(err < 0.002, "{size} -> {back}");
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! The app's state as a Yew `Reducible`: the load in progress (or its error), the results, and
+//! the view controls that live in the URL hash.
+
+use std::rc::Rc;
+
+use yew::Reducible;
+
+use crate::error::LoadError;
+use crate::url_state::UrlState;
+use crate::worker::protocol::{JobId, Response, Results};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Phase {
+    Idle,
+    Loading(Loading),
+    Failed { file_name: String, error: LoadError },
+    Cancelled { file_name: String },
+    Ready,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loading {
+    pub job: JobId,
+    pub file_name: String,
+    pub started_ms: f64,
+    pub now_ms: f64,
+    pub bytes_read: u64,
+    pub bytes_total: Option<u64>,
+    pub events: u64,
+    pub format: Option<String>,
+}
+
+impl Loading {
+    pub fn fraction(&self) -> Option<f64> {
+        let total = self.bytes_total.filter(|&t| t > 0)?;
+        Some((self.bytes_read as f64 / total as f64).clamp(0.0, 1.0))
+    }
+
+    /// Bytes per second since the start.
+    pub fn rate_bytes_per_sec(&self) -> f64 {
+        let secs = (self.now_ms - self.started_ms) / 1000.0;
+        if secs <= 0.0 {
+            0.0
+        } else {
+            self.bytes_read as f64 / secs
+        }
+    }
+
+    pub fn seconds_left(&self) -> Option<f64> {
+        let total = self.bytes_total?;
+        let rate = self.rate_bytes_per_sec();
+        (rate > 0.0).then(|| total.saturating_sub(self.bytes_read) as f64 / rate)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppState {
+    pub phase: Phase,
+    pub results: Option<Rc<Results>>,
+    /// The results of the whole trace when `results` are scoped to a time window.
+    pub full: Option<Rc<Results>>,
+    /// Milliseconds from the start of the load to its results, for the status line.
+    pub load_ms: Option<f64>,
+    pub url: UrlState,
+    pub next_job: JobId,
+    /// The job that re-analyses a time window (its results do not replace `full`).
+    pub scoped_job: Option<JobId>,
+    /// The window (seconds) the current or last scoped job analyses.
+    pub scoped_window: Option<(f64, f64)>,
+}
+
+impl AppState {
+    pub fn new(url: UrlState) -> AppState {
+        AppState {
+            phase: Phase::Idle,
+            results: None,
+            full: None,
+            load_ms: None,
+            url,
+            next_job: 1,
+            scoped_job: None,
+            scoped_window: None,
+        }
+    }
+
+    pub fn loading_job(&self) -> Option<JobId> {
+        match &self.phase {
+            Phase::Loading(l) => Some(l.job),
+            _ => None,
+        }
+    }
+}
+
+pub enum Action {
+    /// A load was sent to the worker.
+    Start {
+        job: JobId,
+        file_name: String,
+        bytes_total: Option<u64>,
+        now_ms: f64,
+        window_secs: Option<(f64, f64)>,
+    },
+    /// Back to the whole trace's results (the time window was cleared).
+    Unscope,
+    /// A message from the worker, with the UI clock at arrival.
+    Worker {
+        response: Response,
+        now_ms: f64,
+    },
+    /// Results known before any load (embedded in a report).
+    Preloaded(Box<Results>),
+    Cancel,
+    SetUrl(UrlState),
+}
+
+impl Reducible for AppState {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let mut s = (*self).clone();
+        match action {
+            Action::Start {
+                job,
+                file_name,
+                bytes_total,
+                now_ms,
+                window_secs,
+            } => {
+                s.next_job = job + 1;
+                s.scoped_job = window_secs.is_some().then_some(job);
+                s.scoped_window = window_secs;
+                if window_secs.is_none() {
+                    // A new trace: an old time window means nothing for it.
+                    s.url.window = None;
+                }
+                s.phase = Phase::Loading(Loading {
+                    job,
+                    file_name,
+                    started_ms: now_ms,
+                    now_ms,
+                    bytes_read: 0,
+                    bytes_total,
+                    events: 0,
+                    format: None,
+                });
+            }
+            Action::Worker { response, now_ms } => {
+                let Phase::Loading(loading) = &mut s.phase else {
+                    return self;
+                };
+                if response.job() != loading.job {
+                    return self;
+                }
+                loading.now_ms = now_ms;
+                match response {
+                    Response::Detected { description, .. } => loading.format = Some(description),
+                    Response::Progress {
+                        bytes_read,
+                        bytes_total,
+                        events,
+                        ..
+                    } => {
+                        loading.bytes_read = bytes_read;
+                        loading.bytes_total = bytes_total.or(loading.bytes_total);
+                        loading.events = events;
+                    }
+                    Response::Done { results, .. } => {
+                        s.load_ms = Some(now_ms - loading.started_ms);
+                        let results = Rc::new(*results);
+                        if s.scoped_job != Some(loading.job) {
+                            s.full = Some(results.clone());
+                        }
+                        s.results = Some(results);
+                        s.phase = Phase::Ready;
+                    }
+                    Response::Failed { error, .. } => {
+                        s.phase = Phase::Failed {
+                            file_name: loading.file_name.clone(),
+                            error,
+                        };
+                    }
+                    Response::Cancelled { .. } => {
+                        s.phase = Phase::Cancelled {
+                            file_name: loading.file_name.clone(),
+                        };
+                    }
+                }
+            }
+            Action::Preloaded(results) => {
+                let results = Rc::new(*results);
+                s.full = Some(results.clone());
+                s.results = Some(results);
+                if !matches!(s.phase, Phase::Loading(_)) {
+                    s.phase = Phase::Ready;
+                }
+            }
+            Action::Cancel => {
+                if let Phase::Loading(l) = &s.phase {
+                    s.phase = Phase::Cancelled {
+                        file_name: l.file_name.clone(),
+                    };
+                }
+            }
+            Action::SetUrl(url) => s.url = url,
+            Action::Unscope => {
+                if s.scoped_window.is_some() {
+                    s.scoped_window = None;
+                    s.results = s.full.clone();
+                    if let Phase::Loading(l) = &s.phase {
+                        if s.scoped_job == Some(l.job) {
+                            s.phase = Phase::Ready;
+                        }
+                    }
+                }
+            }
+        }
+        Rc::new(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn stale_worker_messages_are_ignored() {
+        let s = Rc::new(AppState::new(UrlState::default()));
+        let s = s.reduce(Action::Start {
+            job: 5,
+            file_name: "a".into(),
+            bytes_total: Some(100),
+            now_ms: 0.0,
+            window_secs: None,
+        });
+        let s = s.reduce(Action::Worker {
+            response: Response::Progress {
+                job: 4,
+                bytes_read: 50,
+                bytes_total: None,
+                events: 1,
+            },
+            now_ms: 1000.0,
+        });
+        let Phase::Loading(l) = &s.phase else {
+            panic!("still loading")
+        };
+        assert_eq!(l.bytes_read, 0);
+        let s = s.reduce(Action::Worker {
+            response: Response::Progress {
+                job: 5,
+                bytes_read: 50,
+                bytes_total: None,
+                events: 1,
+            },
+            now_ms: 1000.0,
+        });
+        let Phase::Loading(l) = &s.phase else {
+            panic!("still loading")
+        };
+        assert_eq!(l.fraction(), Some(0.5));
+        assert_eq!(l.rate_bytes_per_sec(), 50.0);
+        assert_eq!(l.seconds_left(), Some(1.0));
+        let s = s.reduce(Action::Cancel);
+        assert!(matches!(s.phase, Phase::Cancelled { .. }));
+    }
+}

@@ -1,0 +1,164 @@
+//! The engine's Web Worker. It receives a `Blob` or a same-origin URL, reads it in chunks of
+//! [`reader::CHUNK_BYTES`], pushes them through a [`session::Session`] and answers with progress
+//! and [`protocol::Results`]. Between chunks it yields to the event loop, so a `Cancel` is seen
+//! within one chunk.
+
+pub mod codec;
+pub mod protocol;
+pub mod reader;
+pub mod session;
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use analyzer_core::decode::DecodeOptions;
+use analyzer_core::TraceFormat;
+use gloo_worker::{HandlerId, Worker, WorkerScope};
+
+use crate::error::{LoadError, LoadErrorKind};
+use protocol::{JobId, Request, Response, Results, Source};
+use reader::ChunkReader;
+use session::Session;
+
+/// Progress messages are sent at most once per this many bytes.
+const PROGRESS_EVERY_BYTES: u64 = 4 << 20;
+
+/// See the module documentation.
+pub struct EngineWorker {
+    /// The job allowed to run; a `Cancel` or a newer `Load` changes it and the old loop stops at
+    /// its next chunk.
+    current: Rc<Cell<JobId>>,
+}
+
+impl Worker for EngineWorker {
+    type Message = ();
+    type Input = Request;
+    type Output = Response;
+
+    fn create(_scope: &WorkerScope<Self>) -> Self {
+        EngineWorker {
+            current: Rc::new(Cell::new(0)),
+        }
+    }
+
+    fn update(&mut self, _scope: &WorkerScope<Self>, _msg: Self::Message) {}
+
+    fn received(&mut self, scope: &WorkerScope<Self>, msg: Self::Input, id: HandlerId) {
+        match msg {
+            Request::Load {
+                job,
+                source,
+                format,
+                window_nanos,
+            } => {
+                self.current.set(job);
+                let scope = scope.clone();
+                let current = self.current.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    let out = load(&scope, id, job, source, format, window_nanos, &current).await;
+                    scope.respond(id, out);
+                });
+            }
+            Request::Cancel { job } => {
+                if self.current.get() == job {
+                    self.current.set(0);
+                }
+            }
+        }
+    }
+}
+
+async fn load(
+    scope: &WorkerScope<EngineWorker>,
+    id: HandlerId,
+    job: JobId,
+    source: Source,
+    format: Option<String>,
+    window_nanos: Option<(u64, u64)>,
+    current: &Cell<JobId>,
+) -> Response {
+    let failed = |error: LoadError| Response::Failed { job, error };
+    let forced = match format.as_deref() {
+        None | Some("") | Some("auto") => None,
+        Some(name) => match TraceFormat::from_name(name) {
+            Some(f) => Some(f),
+            None => {
+                return failed(LoadError::new(
+                    LoadErrorKind::UnknownFormat,
+                    format!("Unknown format {name:?}."),
+                ))
+            }
+        },
+    };
+    let (mut reader, file_name) = match source {
+        Source::Blob { blob, name } => (ChunkReader::from_blob(blob), name),
+        Source::Url { url } => match ChunkReader::from_url(&url).await {
+            Ok(r) => (r, url.rsplit('/').next().unwrap_or(&url).to_owned()),
+            Err(e) => return failed(LoadError::new(LoadErrorKind::Read, e)),
+        },
+    };
+    let bytes_total = reader.total_bytes();
+    let mut session = Session::new(forced, DecodeOptions::default()).with_window(window_nanos);
+    let mut announced = false;
+    let mut next_progress = 0u64;
+    loop {
+        if current.get() != job {
+            return Response::Cancelled { job };
+        }
+        match reader.next_chunk().await {
+            Ok(Some(chunk)) => {
+                if let Err(e) = session.push(chunk) {
+                    return failed(e);
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return failed(LoadError::new(LoadErrorKind::Read, e)),
+        }
+        if !announced {
+            if let Some(f) = session.format() {
+                announced = true;
+                scope.respond(
+                    id,
+                    Response::Detected {
+                        job,
+                        format: f.name().into(),
+                        description: f.description().into(),
+                    },
+                );
+            }
+        }
+        if session.input_bytes() >= next_progress {
+            next_progress = session.input_bytes() + PROGRESS_EVERY_BYTES;
+            scope.respond(
+                id,
+                Response::Progress {
+                    job,
+                    bytes_read: session.input_bytes(),
+                    bytes_total,
+                    events: session.events(),
+                },
+            );
+        }
+    }
+    if current.get() != job {
+        return Response::Cancelled { job };
+    }
+    let file_bytes = session.input_bytes();
+    match session.finish() {
+        Ok(done) => Response::Done {
+            job,
+            results: Box::new(Results {
+                file_name,
+                file_bytes,
+                format: done.format.name().into(),
+                format_description: done.format.description().into(),
+                compression: done.codec.name().into(),
+                host: done.header.host.clone(),
+                stat: done.stat,
+                analysis: done.analysis,
+                embedded_sample_rate: None,
+            }),
+        },
+        Err(e) => failed(e),
+    }
+}

@@ -1,0 +1,95 @@
+//! What the UI thread and the engine worker say to each other. Trace bytes never appear here:
+//! the UI hands over a `Blob` (or a same-origin URL) and gets progress and results back.
+
+use analyzer_core::analysis::AnalysisReport;
+use analyzer_core::stat::StatSummary;
+use serde::{Deserialize, Serialize};
+
+use crate::error::LoadError;
+
+/// A load job's id; the UI ignores messages for jobs it has cancelled or replaced.
+pub type JobId = u32;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Request {
+    /// Read and analyse a trace.
+    Load {
+        job: JobId,
+        source: Source,
+        format: Option<String>,
+        /// Analyse only `[start, end)` nanoseconds after the first request.
+        window_nanos: Option<(u64, u64)>,
+    },
+    /// Stop the job at the next chunk boundary.
+    Cancel { job: JobId },
+}
+
+/// Where the trace comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Source {
+    /// A dropped or picked file, or the trace embedded in a report.
+    Blob {
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        blob: web_sys::Blob,
+        name: String,
+    },
+    /// A same-origin URL (`?url=`, used by `blocksight serve`).
+    Url { url: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Response {
+    /// The format is known (after the first 64 KiB).
+    Detected {
+        job: JobId,
+        format: String,
+        description: String,
+    },
+    Progress {
+        job: JobId,
+        bytes_read: u64,
+        bytes_total: Option<u64>,
+        events: u64,
+    },
+    Done {
+        job: JobId,
+        results: Box<Results>,
+    },
+    Failed {
+        job: JobId,
+        error: LoadError,
+    },
+    Cancelled {
+        job: JobId,
+    },
+}
+
+impl Response {
+    pub fn job(&self) -> JobId {
+        match self {
+            Response::Detected { job, .. }
+            | Response::Progress { job, .. }
+            | Response::Done { job, .. }
+            | Response::Failed { job, .. }
+            | Response::Cancelled { job } => *job,
+        }
+    }
+}
+
+/// Everything the views show for one trace. Also embedded (as JSON) in exported reports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    pub file_name: String,
+    pub file_bytes: u64,
+    pub format: String,
+    pub format_description: String,
+    /// `gzip`, `zstd`, or `none`.
+    pub compression: String,
+    pub host: Option<String>,
+    pub stat: StatSummary,
+    pub analysis: AnalysisReport,
+    /// In a report whose embedded trace copy is a spatial sample: its rate. `None` when the copy
+    /// is the whole trace (or for a live load).
+    #[serde(default)]
+    pub embedded_sample_rate: Option<f64>,
+}

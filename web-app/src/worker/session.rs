@@ -1,0 +1,386 @@
+//! One trace load, without any browser API: bytes in (in whatever chunks the reader has), engine
+//! results out. The worker drives it from `File.slice` chunks; tests drive it from byte slices.
+//!
+//! Stages: the first [`SNIFF_BYTES`] of the file are held back to guess the compression (gzip,
+//! zstd) and the format, then everything streams through the decompressing decoder into the
+//! analyses (`stat` and the workload analysis). Memory is bounded by the sniff
+//! buffer, the decoder's own bounded buffers and the analyses' bounded state.
+
+use analyzer_core::analysis::{Analysis, AnalysisConfig, AnalysisReport};
+use analyzer_core::compress::{Codec, Decompressing, Decompressor};
+use analyzer_core::decode::DecodeOptions;
+use analyzer_core::stat::{Stat, StatSummary};
+use analyzer_core::{Decoder, Diagnostics, TraceFormat, TraceHeader};
+
+use crate::error::{LoadError, LoadErrorKind};
+
+/// Decompressed bytes the format sniffers look at (the CLI's amount).
+pub const SNIFF_BYTES: usize = 64 * 1024;
+
+/// Most compressed bytes held back while waiting for [`SNIFF_BYTES`] of decompressed data (a
+/// zstd decoder can need a megabyte or more before its first output).
+pub const MAX_HEAD_BYTES: usize = 16 << 20;
+
+/// Everything a finished load produced.
+#[derive(Debug)]
+pub struct Finished {
+    pub format: TraceFormat,
+    pub codec: Codec,
+    pub header: TraceHeader,
+    pub diagnostics: Diagnostics,
+    pub stat: StatSummary,
+    pub analysis: AnalysisReport,
+}
+
+/// A trace being loaded.
+pub struct Session {
+    options: DecodeOptions,
+    forced_format: Option<TraceFormat>,
+    /// Input held back until the format is known.
+    head: Vec<u8>,
+    /// Decompresses the held-back input for sniffing (a second decompressor in the decoder
+    /// then reads everything from the start).
+    sniffer: Decompressor,
+    /// The decompressed start of the input.
+    plain_head: Vec<u8>,
+    decoder: Option<(TraceFormat, Decompressing<Box<dyn Decoder>>)>,
+    codec: Codec,
+    stat: Stat,
+    analysis: Analysis,
+    events: u64,
+    /// Bytes pushed so far (as read from the file, before decompression).
+    input_bytes: u64,
+    /// Only events in `[start, end)` nanoseconds after the first event are analysed.
+    window_nanos: Option<(u64, u64)>,
+    origin_nanos: Option<u64>,
+}
+
+impl Session {
+    /// `forced_format` skips sniffing, as `--format` does on the command line.
+    pub fn new(forced_format: Option<TraceFormat>, options: DecodeOptions) -> Session {
+        Session {
+            options,
+            forced_format,
+            head: Vec::new(),
+            sniffer: Decompressor::new(),
+            plain_head: Vec::new(),
+            decoder: None,
+            codec: Codec::None,
+            stat: Stat::new(),
+            analysis: Analysis::new(AnalysisConfig::default()),
+            events: 0,
+            input_bytes: 0,
+            window_nanos: None,
+            origin_nanos: None,
+        }
+    }
+
+    /// Restricts the analyses to `[start, end)` nanoseconds after the first event (the brush on
+    /// the timeline).
+    pub fn with_window(mut self, window_nanos: Option<(u64, u64)>) -> Session {
+        self.window_nanos = window_nanos;
+        self
+    }
+
+    /// The format, once detected.
+    pub fn format(&self) -> Option<TraceFormat> {
+        self.decoder.as_ref().map(|(f, _)| *f)
+    }
+
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    pub fn input_bytes(&self) -> u64 {
+        self.input_bytes
+    }
+
+    /// Pushes the next chunk of the file.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+        self.input_bytes += bytes.len() as u64;
+        if self.decoder.is_none() {
+            self.head.extend_from_slice(bytes);
+            self.sniffer.push(bytes);
+            self.fill_plain_head();
+            if self.plain_head.len() < SNIFF_BYTES && self.head.len() < MAX_HEAD_BYTES {
+                return Ok(());
+            }
+            return self.start_decoder();
+        }
+        self.feed(bytes)
+    }
+
+    /// Decompresses held-back input until [`SNIFF_BYTES`] are known. A decompression error
+    /// stops sniffing here; the decoder reports it with its offset.
+    fn fill_plain_head(&mut self) {
+        while self.plain_head.len() < SNIFF_BYTES {
+            match self.sniffer.read(&mut self.plain_head) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    }
+
+    fn start_decoder(&mut self) -> Result<(), LoadError> {
+        self.codec = self.sniffer.codec().unwrap_or(Codec::None);
+        let sniffed = analyzer_core::format::sniff(
+            &self.plain_head[..self.plain_head.len().min(SNIFF_BYTES)],
+        );
+        // Sniffing is done: free its buffers.
+        self.sniffer = Decompressor::new();
+        self.plain_head = Vec::new();
+        let format = match self.forced_format.or(sniffed) {
+            Some(f) => f,
+            None => {
+                let what = match self.codec {
+                    Codec::None => describe_head(&self.head),
+                    c => format!(
+                        "It is {}-compressed, but what is inside is not a trace format it knows.",
+                        c.name()
+                    ),
+                };
+                return Err(LoadError::new(LoadErrorKind::UnknownFormat, what));
+            }
+        };
+        let decoder = format
+            .decoder(&self.options)
+            .map_err(|e| LoadError::from_decode(&e))?;
+        self.decoder = Some((format, Decompressing::new(decoder)));
+        let head = std::mem::take(&mut self.head);
+        self.feed(&head)
+    }
+
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+        let Some((_, decoder)) = self.decoder.as_mut() else {
+            return Ok(());
+        };
+        if !bytes.is_empty() {
+            decoder.push(bytes);
+        }
+        while let Some(e) = decoder
+            .next_event()
+            .map_err(|e| LoadError::from_decode(&e))?
+        {
+            if let Some((start, end)) = self.window_nanos {
+                let origin = *self.origin_nanos.get_or_insert(e.time_nanos);
+                let t = e.time_nanos.saturating_sub(origin);
+                if t < start || t >= end {
+                    continue;
+                }
+            }
+            self.stat.observe(&e);
+            self.analysis.observe(&e);
+            self.events += 1;
+        }
+        Ok(())
+    }
+
+    /// Ends the input and returns the results.
+    pub fn finish(mut self) -> Result<Finished, LoadError> {
+        if self.decoder.is_none() {
+            if self.head.is_empty() {
+                return Err(LoadError::new(LoadErrorKind::Empty, "The file is empty."));
+            }
+            self.sniffer.finish();
+            self.fill_plain_head();
+            self.start_decoder()?;
+        }
+        let Some((format, decoder)) = self.decoder.as_mut() else {
+            return Err(LoadError::new(
+                LoadErrorKind::UnknownFormat,
+                describe_head(&self.head),
+            ));
+        };
+        let format = *format;
+        decoder.finish();
+        while let Some(e) = decoder
+            .next_event()
+            .map_err(|e| LoadError::from_decode(&e))?
+        {
+            if let Some((start, end)) = self.window_nanos {
+                let origin = *self.origin_nanos.get_or_insert(e.time_nanos);
+                let t = e.time_nanos.saturating_sub(origin);
+                if t < start || t >= end {
+                    continue;
+                }
+            }
+            self.stat.observe(&e);
+            self.analysis.observe(&e);
+            self.events += 1;
+        }
+        let header = decoder.header().clone();
+        let diagnostics = decoder.diagnostics().clone();
+        if self.events == 0 {
+            let why = match diagnostics.reasons.first() {
+                Some(r) => format!(
+                    "It was read as {}; {} records were skipped, the first because: {r}",
+                    format.description(),
+                    diagnostics.skipped_records
+                ),
+                None => format!("It was read as {}.", format.description()),
+            };
+            return Err(LoadError::new(LoadErrorKind::Empty, why));
+        }
+        let stat = self.stat.finish(&header, &diagnostics);
+        let analysis = self.analysis.finish(&header, &diagnostics);
+        Ok(Finished {
+            format,
+            codec: self.codec,
+            header,
+            diagnostics,
+            stat,
+            analysis,
+        })
+    }
+}
+
+/// Describes the first bytes of an unrecognised input, printable characters only, so the user can
+/// see what they dropped (an HTML page, a PDF, a zip).
+fn describe_head(head: &[u8]) -> String {
+    let shown: String = head
+        .iter()
+        .take(24)
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '.'
+            }
+        })
+        .collect();
+    format!("Its first bytes are \"{shown}\".")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn unknown_input_is_a_plain_error() {
+        let mut s = Session::new(None, DecodeOptions::default());
+        s.push(b"%PDF-1.7 not a trace")
+            .map_err(|e| e.plain_words())
+            .ok();
+        let err = s
+            .finish()
+            .err()
+            .map(|e| e.plain_words())
+            .unwrap_or_default();
+        assert!(err.contains("does not recognise"), "{err}");
+        assert!(err.contains("%PDF-1.7"), "{err}");
+    }
+
+    /// The bundled real sample (PostgreSQL pgbench, tests/data/sample), as the worker reads it:
+    /// in 4 MiB slices, here also in odd-sized ones.
+    const SAMPLE_ZST: &[u8] = include_bytes!("../../../tests/data/sample/pgbench.tracefs.txt.zst");
+    const SAMPLE_STAT: &str = include_str!("../../../tests/data/sample/pgbench.stat.json");
+
+    fn load(bytes: &[u8], chunk: usize) -> Finished {
+        let mut s = Session::new(None, DecodeOptions::default());
+        for c in bytes.chunks(chunk) {
+            s.push(c)
+                .map_err(|e| e.plain_words())
+                .expect("sample loads");
+        }
+        assert_eq!(s.input_bytes(), bytes.len() as u64);
+        s.finish()
+            .map_err(|e| e.plain_words())
+            .expect("sample finishes")
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn real_sample_matches_blocksight_stat() {
+        let expected: StatSummary = serde_json::from_str(SAMPLE_STAT).expect("stat json");
+        // The zstd-compressed tracefs text, pushed in 1 MiB + 7 byte slices.
+        let text = load(SAMPLE_ZST, (1 << 20) + 7);
+        assert_eq!(text.format, TraceFormat::TracefsText);
+        assert_eq!(text.codec, Codec::Zstd);
+        assert_eq!(text.stat.events, expected.events);
+        assert_eq!(text.stat.read_bytes, expected.read_bytes);
+        assert_eq!(text.stat.write_bytes, expected.write_bytes);
+        assert_eq!(text.stat.footprint_blocks, expected.footprint_blocks);
+        assert_eq!(text.stat.size_histogram, expected.size_histogram);
+        assert_eq!(text.analysis.summary.events, expected.events);
+    }
+
+    /// The same trace re-encoded as a native .bst (what `blocksight report` embeds) reads back
+    /// to the same numbers.
+    fn sample_native() -> Vec<u8> {
+        use analyzer_core::native::{EncodeOptions, NativeEncoder};
+        let mut d = Decompressing::new(
+            TraceFormat::TracefsText
+                .decoder(&DecodeOptions::default())
+                .expect("decoder"),
+        );
+        d.push(SAMPLE_ZST);
+        d.finish();
+        let mut events = Vec::new();
+        while let Some(e) = d.next_event().expect("sample decodes") {
+            events.push(e);
+        }
+        let mut out = Vec::new();
+        let mut enc = NativeEncoder::new(d.header(), EncodeOptions::default(), &mut out);
+        for e in &events {
+            enc.push(e, &mut out);
+        }
+        enc.finish(&mut out);
+        out
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn native_copy_matches_the_text_trace() {
+        let expected: StatSummary = serde_json::from_str(SAMPLE_STAT).expect("stat json");
+        let native = load(&sample_native(), 4 << 20);
+        assert_eq!(native.format, TraceFormat::Native);
+        assert_eq!(native.stat.events, expected.events);
+        assert_eq!(native.stat.footprint_blocks, expected.footprint_blocks);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_time_window_keeps_only_its_requests() {
+        let whole = load(SAMPLE_ZST, 4 << 20);
+        let mut s = Session::new(None, DecodeOptions::default())
+            .with_window(Some((10_000_000_000, 20_000_000_000)));
+        s.push(SAMPLE_ZST)
+            .map_err(|e| e.plain_words())
+            .expect("loads");
+        let part = s.finish().map_err(|e| e.plain_words()).expect("finishes");
+        assert!(part.stat.events > 0 && part.stat.events < whole.stat.events);
+        assert!(part.stat.duration_nanos <= 10_000_000_000);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_cut_native_file_reports_the_byte_offset() {
+        // Corrupt a byte in the middle of the sample: its chunk fails its CRC.
+        let mut bytes = sample_native();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0xff;
+        let mut s = Session::new(None, DecodeOptions::default());
+        let pushed = s.push(&bytes);
+        let result = pushed.and_then(|()| s.finish().map(|_| ()));
+        match result {
+            Err(e) => {
+                assert!(
+                    e.byte_offset.is_some() || e.line.is_some() || !e.detail.is_empty(),
+                    "{e:?}"
+                );
+                assert!(
+                    e.plain_words().contains("byte") || e.plain_words().contains("Details"),
+                    "{}",
+                    e.plain_words()
+                );
+            }
+            Ok(()) => {
+                // Some decoders skip a damaged chunk and count it instead of failing.
+            }
+        }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn empty_input_is_a_plain_error() {
+        let s = Session::new(None, DecodeOptions::default());
+        let err = s.finish().err().map(|e| e.kind);
+        assert_eq!(err, Some(LoadErrorKind::Empty));
+    }
+}
