@@ -180,6 +180,10 @@ impl ArrayConfig {
         controller: ControllerModel,
     ) -> Result<ArrayConfig, ArrayError> {
         layout.validate(devices.len())?;
+        for (i, d) in devices.iter().enumerate() {
+            d.validate()
+                .map_err(|e| ArrayError::Config(format!("disk {i}: {e}")))?;
+        }
         let cfg = ArrayConfig {
             devices,
             layout,
@@ -196,6 +200,10 @@ impl ArrayConfig {
 
     pub fn with_cache(mut self, cache: CacheDevices) -> Result<ArrayConfig, ArrayError> {
         cache.layout.validate(cache.devices.len())?;
+        for (i, d) in cache.devices.iter().enumerate() {
+            d.validate()
+                .map_err(|e| ArrayError::Config(format!("cache device {i}: {e}")))?;
+        }
         self.cache = Some(cache);
         Ok(self)
     }

@@ -97,6 +97,56 @@ impl DeviceModel {
         }
     }
 
+    /// Rejects parameters the model cannot run with (zero or non-finite rates, sizes or
+    /// speeds), naming the field.
+    pub fn validate(&self) -> Result<(), String> {
+        fn positive(name: &str, v: f64) -> Result<(), String> {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{name} must be a positive number, got {v}"))
+            }
+        }
+        match self {
+            DeviceModel::Hdd(h) => {
+                positive("rpm", h.rpm)?;
+                positive("capacity_bytes", h.capacity_bytes as f64)?;
+                positive("outer_rate_bytes_per_sec", h.outer_rate_bytes_per_sec)?;
+                positive("inner_rate_bytes_per_sec", h.inner_rate_bytes_per_sec)?;
+                positive(
+                    "interface_rate_bytes_per_sec",
+                    h.interface_rate_bytes_per_sec,
+                )?;
+                if h.inner_rate_bytes_per_sec > h.outer_rate_bytes_per_sec {
+                    return Err(
+                        "inner_rate_bytes_per_sec must not exceed outer_rate_bytes_per_sec".into(),
+                    );
+                }
+            }
+            DeviceModel::Ssd(s) => {
+                positive("capacity_bytes", s.capacity_bytes as f64)?;
+                positive("read_iops", s.read_iops)?;
+                positive("write_iops_steady", s.write_iops_steady)?;
+                positive(
+                    "read_bandwidth_bytes_per_sec",
+                    s.read_bandwidth_bytes_per_sec,
+                )?;
+                positive(
+                    "write_bandwidth_bytes_per_sec",
+                    s.write_bandwidth_bytes_per_sec,
+                )?;
+                positive("written_span_fraction", s.written_span_fraction)?;
+                if !(s.spare_fraction.is_finite() && s.spare_fraction >= 0.0) {
+                    return Err(format!(
+                        "spare_fraction must be 0 or more, got {}",
+                        s.spare_fraction
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub fn is_rotating(&self) -> bool {
         matches!(self, DeviceModel::Hdd(_))
     }
@@ -543,6 +593,19 @@ mod tests {
                 f64::from(t.lanes) * (1u64 << 20) as f64 * 1e9 / t.service_nanos(1 << 20, false);
             assert!(big <= s.read_bandwidth_bytes_per_sec * 1.01);
         }
+    }
+
+    #[test]
+    fn validation_names_the_bad_field() {
+        for p in DiskPreset::ALL {
+            p.model().validate().expect("presets are valid");
+        }
+        let DeviceModel::Hdd(mut h) = DiskPreset::Sas15k.model() else {
+            panic!("hdd")
+        };
+        h.outer_rate_bytes_per_sec = 0.0;
+        let e = DeviceModel::Hdd(h).validate().expect_err("zero rate");
+        assert!(e.contains("outer_rate_bytes_per_sec"), "{e}");
     }
 
     #[test]

@@ -223,6 +223,11 @@ mod tests {
         )
         .and_then(|s| s.to_config());
         assert!(format!("{}", e.expect_err("two failed")).contains("failed"));
+        let e = ArraySpec::parse(
+            r#"{"disk":"sas-15k","disk_overrides":{"rpm":0},"layout":{"level":"raid1","disks":2}}"#,
+        )
+        .and_then(|s| s.to_config());
+        assert!(format!("{}", e.expect_err("zero rpm")).contains("rpm"));
         assert!(ArraySpec::parse("{").is_err());
     }
 }
