@@ -14,6 +14,7 @@
 //! [`decode::Diagnostics`]. Every buffer is bounded, whatever the input's size or shape.
 
 pub mod array;
+pub mod analysis;
 pub mod cache;
 pub mod compress;
 pub mod decode;

@@ -2,9 +2,11 @@
 
 use std::io::Write;
 
+pub mod analyze;
 pub mod export;
 pub mod import;
 pub mod predict;
+pub mod mrc;
 pub mod record;
 pub mod report;
 pub mod serve;

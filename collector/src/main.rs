@@ -22,6 +22,10 @@ struct Cli {
 enum Command {
     /// Summarise traces: counts, bytes, footprint, duration, request sizes, sequential fraction.
     Stat(cmd::stat::Args),
+    /// Workload summary, hot data (how much, where, how skewed) and the cache size to buy.
+    Analyze(cmd::analyze::Args),
+    /// Miss-ratio curve of a cache policy over many sizes in one pass (exact, SHARDS, MiniSim).
+    Mrc(cmd::mrc::Args),
     /// Convert traces of any supported format into one native .bst file.
     Import(cmd::import::Args),
     /// Write a trace as CSV, a fio iolog (replay with `fio --read_iolog`) or libCacheSim CSV.
@@ -45,6 +49,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Stat(args) => cmd::stat::run(&args),
+        Command::Analyze(args) => cmd::analyze::run(&args),
+        Command::Mrc(args) => cmd::mrc::run(&args),
         Command::Import(args) => cmd::import::run(&args),
         Command::Export(args) => cmd::export::run(&args),
         Command::Record(args) => cmd::record::run(&args),

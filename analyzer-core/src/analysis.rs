@@ -1,0 +1,349 @@
+//! Workload and hot-data analysis in one streaming pass: what `blocksight analyze` prints and
+//! what the web app's worker sends to the UI.
+//!
+//! [`Analysis::observe`] takes events one at a time; [`Analysis::finish`] returns an
+//! [`AnalysisReport`], a compact serde struct (no per-event or per-block data). Every part keeps
+//! bounded memory: fixed bin counts that re-bin by doubling (timeline, heat maps), log-bucketed
+//! histograms (latency, sizes), a bounded stream table (sequentiality), per-block counts exact up
+//! to a limit and spatially sampled past it (hot data), and a fixed-size SHARDS sample for the
+//! LRU miss-ratio curve behind the cache-size recommendation.
+
+pub mod heatmap;
+pub mod hot;
+pub mod latency;
+pub mod sequential;
+pub mod timeline;
+
+use serde::{Deserialize, Serialize};
+
+use crate::decode::Diagnostics;
+use crate::event::{IoEvent, Op, TraceHeader};
+use crate::mrc::shards::ShardsMode;
+use crate::mrc::{LruMrc, MrcReport, SizeSpec};
+use crate::stat::{SizeBucket, SIZE_BUCKETS_BYTES};
+
+use self::heatmap::{HeatMap, HeatMapReport};
+use self::hot::{HotBlocks, HotReport};
+use self::latency::{LatencyHistogram, LatencySummary};
+use self::sequential::{Sequentiality, SequentialityReport};
+use self::timeline::{Timeline, TimelineReport};
+
+/// Knobs of the analysis. The defaults suit traces of any length.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnalysisConfig {
+    /// Granularity of hot-data counts and cache lines (4 KiB … 1 MiB).
+    pub block_bytes: u64,
+    pub time_bins: u32,
+    pub heat_time_bins: u32,
+    pub heat_lba_bins: u32,
+    /// Distinct blocks counted exactly before hot data switches to spatial sampling.
+    pub exact_block_limit: u64,
+    /// SHARDS fixed-size sample (lines) for the LRU curve; 0 computes the curve exactly
+    /// (memory then grows with the footprint).
+    pub mrc_sample_lines: u64,
+    /// Sizes on the LRU curve.
+    pub mrc_points: u32,
+}
+
+impl Default for AnalysisConfig {
+    fn default() -> Self {
+        AnalysisConfig {
+            block_bytes: 4096,
+            time_bins: 256,
+            heat_time_bins: 256,
+            heat_lba_bins: 256,
+            exact_block_limit: 1 << 21,
+            mrc_sample_lines: 1 << 16,
+            mrc_points: 64,
+        }
+    }
+}
+
+/// Requests and bytes of one op.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpTotal {
+    pub op: Op,
+    pub requests: u64,
+    pub bytes: u64,
+}
+
+/// Latency percentiles by op, when the trace has completions.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyReport {
+    pub all: LatencySummary,
+    pub reads: LatencySummary,
+    pub writes: LatencySummary,
+    /// Upper bound of the relative error of every percentile (means, min and max are exact).
+    pub percentile_relative_error: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSummary {
+    pub events: u64,
+    pub ops: Vec<OpTotal>,
+    pub first_time_nanos: Option<u64>,
+    pub last_time_nanos: Option<u64>,
+    pub duration_nanos: u64,
+    pub mean_iops: f64,
+    pub read_mib_per_sec: f64,
+    pub write_mib_per_sec: f64,
+    /// Share of data requests (reads and writes) that are reads.
+    pub read_fraction: f64,
+    pub size_histogram: Vec<SizeBucket>,
+    pub mean_read_bytes: f64,
+    pub mean_write_bytes: f64,
+}
+
+/// Where the trace came from and what went wrong reading it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceInfo {
+    pub source_format: String,
+    pub devices: Vec<crate::event::DeviceInfo>,
+    pub sampling_rate: Option<f64>,
+    pub dropped_events: u64,
+    pub skipped_records: u64,
+    pub truncated_tail_bytes: u64,
+}
+
+/// Everything `blocksight analyze --json` prints (documented in docs/analysis.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnalysisReport {
+    pub trace: TraceInfo,
+    pub config: AnalysisConfig,
+    pub summary: WorkloadSummary,
+    pub sequentiality: SequentialityReport,
+    pub latency: Option<LatencyReport>,
+    pub timeline: TimelineReport,
+    pub hot: HotReport,
+    pub heatmaps: HeatMapReport,
+    /// The LRU miss-ratio curve and the cache-size recommendation.
+    pub cache_sizing: MrcReport,
+}
+
+/// The streaming analysis.
+#[derive(Debug)]
+pub struct Analysis {
+    config: AnalysisConfig,
+    counts: [u64; 4],
+    bytes: [u64; 4],
+    first_time: Option<u64>,
+    last_time: Option<u64>,
+    sizes: Vec<SizeBucket>,
+    latency: [LatencyHistogram; 2],
+    latency_all: LatencyHistogram,
+    sequentiality: Sequentiality,
+    timeline: Timeline,
+    hot: HotBlocks,
+    heatmap: HeatMap,
+    mrc: LruMrc,
+}
+
+impl Analysis {
+    pub fn new(config: AnalysisConfig) -> Analysis {
+        let mut sizes = Vec::with_capacity(SIZE_BUCKETS_BYTES.len() + 1);
+        let mut min = 0;
+        for &max in &SIZE_BUCKETS_BYTES {
+            sizes.push(SizeBucket {
+                min_bytes: min,
+                max_bytes: Some(max),
+                ..Default::default()
+            });
+            min = max + 1;
+        }
+        sizes.push(SizeBucket {
+            min_bytes: min,
+            max_bytes: None,
+            ..Default::default()
+        });
+        let block = config.block_bytes.max(1);
+        let mrc = if config.mrc_sample_lines == 0 {
+            LruMrc::exact(block)
+        } else {
+            LruMrc::shards(
+                block,
+                ShardsMode::FixedSize {
+                    max_lines: config.mrc_sample_lines,
+                },
+            )
+        };
+        Analysis {
+            counts: [0; 4],
+            bytes: [0; 4],
+            first_time: None,
+            last_time: None,
+            sizes,
+            latency: Default::default(),
+            latency_all: LatencyHistogram::default(),
+            sequentiality: Sequentiality::default(),
+            timeline: Timeline::new(config.time_bins as usize),
+            hot: HotBlocks::new(
+                block,
+                usize::try_from(config.exact_block_limit).unwrap_or(usize::MAX),
+            ),
+            heatmap: HeatMap::new(
+                config.heat_time_bins as usize,
+                config.heat_lba_bins as usize,
+            ),
+            mrc,
+            config,
+        }
+    }
+
+    pub fn observe(&mut self, e: &IoEvent) {
+        let op = e.op.index();
+        self.counts[op] += 1;
+        self.bytes[op] += u64::from(e.len_bytes);
+        self.first_time = Some(
+            self.first_time
+                .map_or(e.time_nanos, |t| t.min(e.time_nanos)),
+        );
+        self.last_time = Some(self.last_time.map_or(e.time_nanos, |t| t.max(e.time_nanos)));
+        if let Some(l) = e.latency_nanos {
+            self.latency_all.add(l);
+            if op < 2 {
+                self.latency[op].add(l);
+            }
+        }
+        self.timeline.observe(e);
+        if e.op == Op::Flush {
+            return;
+        }
+        let len = u64::from(e.len_bytes);
+        let i = SIZE_BUCKETS_BYTES
+            .iter()
+            .position(|&m| len <= m)
+            .unwrap_or(SIZE_BUCKETS_BYTES.len());
+        match e.op {
+            Op::Read => self.sizes[i].reads += 1,
+            Op::Write => self.sizes[i].writes += 1,
+            _ => self.sizes[i].other += 1,
+        }
+        self.sequentiality.observe(e);
+        self.hot.observe(e);
+        self.heatmap.observe(e);
+        self.mrc.observe(e);
+    }
+
+    pub fn finish(&self, header: &TraceHeader, diagnostics: &Diagnostics) -> AnalysisReport {
+        let duration_nanos = match (self.first_time, self.last_time) {
+            (Some(a), Some(b)) => b - a,
+            _ => 0,
+        };
+        let secs = duration_nanos as f64 / 1e9;
+        let per_sec = |x: f64| {
+            if duration_nanos >= 1000 {
+                x / secs
+            } else {
+                0.0
+            }
+        };
+        let events: u64 = self.counts.iter().sum();
+        let data = self.counts[0] + self.counts[1];
+        let mean = |i: usize| {
+            if self.counts[i] == 0 {
+                0.0
+            } else {
+                self.bytes[i] as f64 / self.counts[i] as f64
+            }
+        };
+        let summary = WorkloadSummary {
+            events,
+            ops: Op::ALL
+                .iter()
+                .map(|&op| OpTotal {
+                    op,
+                    requests: self.counts[op.index()],
+                    bytes: self.bytes[op.index()],
+                })
+                .collect(),
+            first_time_nanos: self.first_time,
+            last_time_nanos: self.last_time,
+            duration_nanos,
+            mean_iops: per_sec(events as f64),
+            read_mib_per_sec: per_sec(self.bytes[0] as f64 / 1048576.0),
+            write_mib_per_sec: per_sec(self.bytes[1] as f64 / 1048576.0),
+            read_fraction: if data == 0 {
+                0.0
+            } else {
+                self.counts[0] as f64 / data as f64
+            },
+            size_histogram: self.sizes.clone(),
+            mean_read_bytes: mean(0),
+            mean_write_bytes: mean(1),
+        };
+        let latency = (self.latency_all.count() > 0).then(|| LatencyReport {
+            all: self.latency_all.summary(),
+            reads: self.latency[0].summary(),
+            writes: self.latency[1].summary(),
+            percentile_relative_error: 1.0 / 256.0,
+        });
+        AnalysisReport {
+            trace: TraceInfo {
+                source_format: header.source_format.clone(),
+                devices: header.devices.clone(),
+                sampling_rate: header.sampling.map(|s| s.rate()),
+                dropped_events: header.dropped_events,
+                skipped_records: diagnostics.skipped_records,
+                truncated_tail_bytes: diagnostics.truncated_tail_bytes,
+            },
+            config: self.config.clone(),
+            summary,
+            sequentiality: self.sequentiality.finish(),
+            latency,
+            timeline: self.timeline.finish(),
+            hot: self.hot.finish(header),
+            heatmaps: self.heatmap.finish(header),
+            cache_sizing: self
+                .mrc
+                .finish(&SizeSpec::Count(self.config.mrc_points), header),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mrc::synth::{Synthetic, SyntheticConfig};
+
+    #[test]
+    fn synthetic_workload_report_is_consistent_and_serialisable() {
+        let cfg = SyntheticConfig {
+            requests: 200_000,
+            zipf_lines: 1 << 16,
+            ..Default::default()
+        };
+        let mut a = Analysis::new(AnalysisConfig::default());
+        for e in Synthetic::new(cfg) {
+            a.observe(&e);
+        }
+        let r = a.finish(&TraceHeader::new("synthetic"), &Diagnostics::default());
+        assert_eq!(r.summary.events, 200_000);
+        assert_eq!(
+            r.timeline
+                .bins
+                .iter()
+                .map(|b| b.reads + b.writes)
+                .sum::<u64>(),
+            200_000
+        );
+        assert!(r.timeline.bins.len() <= 256 && r.timeline.has_queue_depth);
+        let s = &r.sequentiality;
+        assert_eq!(
+            s.sequential + s.near_sequential + s.strided + s.random,
+            200_000
+        );
+        // 10% of requests are scans: nearly all of them continue a stream.
+        assert!(
+            (0.08..0.12).contains(&(s.sequential_fraction + s.near_sequential_fraction)),
+            "{s:?}"
+        );
+        let hs = &r.hot.all.hot_sizes;
+        assert!(hs.windows(2).all(|w| w[0].bytes <= w[1].bytes));
+        assert!(r.latency.as_ref().is_some_and(|l| l.all.p50_nanos > 50_000));
+        let rec = r.cache_sizing.recommendation.as_ref().expect("a curve");
+        assert!(rec.achievable_hit_ratio > 0.3);
+        let json = serde_json::to_string(&r).expect("serialises");
+        let back: AnalysisReport = serde_json::from_str(&json).expect("parses");
+        assert_eq!(back.summary, r.summary);
+    }
+}

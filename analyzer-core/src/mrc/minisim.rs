@@ -1,0 +1,337 @@
+//! MiniSim: miss-ratio curves for any policy by scaled-down simulation (Waldspurger, Saemundsson,
+//! Ahmad, Park, "Cache Modeling and Optimization using Miniature Simulations", USENIX ATC '17).
+//!
+//! To estimate a cache of `C` lines, simulate a cache of `C × R` lines fed only the lines whose
+//! hash falls in a spatial sample of rate `R` (the same hash as SHARDS). The sampled trace keeps
+//! the original's reuse structure at `R` scale, so the miniature's hit ratio estimates the full
+//! cache's. Every size gets its own miniature; all of them run in one pass over the trace, using
+//! the cache simulator's [`Simulator::observe_filtered`].
+//!
+//! Rate per size: `R_i = min(1, max(base_rate, min_sampled_lines / C_i))`. A small miniature is
+//! noisy: which lines fall in the sample shifts its cold-miss share, and that error is shared by
+//! all sizes. With 8,192-line miniatures the mean absolute error on our 1.2M-request test
+//! workload was 0.013 for LRU; with 65,536 lines (the default) it is within 0.005 (see
+//! docs/analysis.md). Small sizes get higher rates; the total work is about `Σ R_i` simulations
+//! of the full trace, and memory about `Σ min(C_i, min_sampled_lines)` cached lines. Samples are
+//! nested (a lower threshold selects a subset), and an event is handed only to the miniatures
+//! whose threshold admits at least one of its lines.
+//!
+//! Belady needs the future of each miniature's sampled sequence: [`MiniSimFuture`] builds it in
+//! a first pass over the same events.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cache::{ConfigError, NextUse, NextUseBuilder, PolicyKind, SimConfig, Simulator};
+use crate::event::{IoEvent, Op, TraceHeader};
+use crate::hash::{block_key, mix64, IntSet};
+
+use super::recommend::{recommend, PointCurve};
+use super::{capacity_bytes, points, Method, MrcReport, SamplingInfo};
+
+/// Settings of a MiniSim run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MiniSimConfig {
+    /// The simulated cache (policy, line size, mode, admission); its capacity is ignored.
+    pub sim: SimConfig,
+    /// Full-size cache sizes, in lines.
+    pub sizes_lines: Vec<u64>,
+    /// Lowest sampling rate of any miniature.
+    pub base_rate: f64,
+    /// Miniatures get at least this many lines (the rate rises for small sizes, up to 1).
+    pub min_sampled_lines: u64,
+}
+
+impl MiniSimConfig {
+    pub const DEFAULT_BASE_RATE: f64 = 0.001;
+    pub const DEFAULT_MIN_SAMPLED_LINES: u64 = 65536;
+
+    pub fn new(policy: PolicyKind, line_bytes: u64, sizes_lines: Vec<u64>) -> MiniSimConfig {
+        MiniSimConfig {
+            sim: SimConfig::new(policy, 1, line_bytes),
+            sizes_lines,
+            base_rate: Self::DEFAULT_BASE_RATE,
+            min_sampled_lines: Self::DEFAULT_MIN_SAMPLED_LINES,
+        }
+    }
+
+    /// `(size_lines, rate, threshold, scaled capacity)` per size, largest threshold first.
+    fn plan(&self) -> Vec<(u64, f64, u64, u64)> {
+        let mut sizes = self.sizes_lines.clone();
+        sizes.retain(|&s| s > 0);
+        sizes.sort_unstable();
+        sizes.dedup();
+        let mut plan: Vec<_> = sizes
+            .into_iter()
+            .map(|size| {
+                let want = (self.min_sampled_lines as f64 / size as f64).max(self.base_rate);
+                let threshold = super::shards::threshold_for_rate(want.min(1.0));
+                let rate = super::shards::rate_of_threshold(threshold);
+                let capacity = ((size as f64 * rate).round() as u64).max(1);
+                (size, rate, threshold, capacity)
+            })
+            .collect();
+        plan.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+        plan
+    }
+}
+
+#[inline]
+fn line_hash(device: u32, line: u64) -> u64 {
+    mix64(block_key(device, line))
+}
+
+/// Smallest line hash of a request's lines, or `None` when it touches no line.
+#[inline]
+fn min_hash(e: &IoEvent, line_bytes: u64) -> Option<u64> {
+    if e.len_bytes == 0 || e.op == Op::Flush {
+        return None;
+    }
+    e.block_range(line_bytes)
+        .map(|l| line_hash(e.device, l))
+        .min()
+}
+
+/// First pass for Belady: the future of every miniature's sampled line sequence.
+#[derive(Debug)]
+pub struct MiniSimFuture {
+    line_bytes: u64,
+    thresholds: Vec<u64>,
+    builders: Vec<NextUseBuilder>,
+}
+
+impl MiniSimFuture {
+    pub fn new(config: &MiniSimConfig) -> MiniSimFuture {
+        let plan = config.plan();
+        MiniSimFuture {
+            line_bytes: config.sim.line_bytes,
+            thresholds: plan.iter().map(|p| p.2).collect(),
+            builders: plan
+                .iter()
+                .map(|_| NextUseBuilder::new(config.sim.line_bytes))
+                .collect(),
+        }
+    }
+
+    pub fn observe(&mut self, e: &IoEvent) {
+        let Some(h) = min_hash(e, self.line_bytes) else {
+            return;
+        };
+        for (t, b) in self.thresholds.iter().zip(&mut self.builders) {
+            if h > *t {
+                break;
+            }
+            let t = *t;
+            b.observe_filtered(e, |line| line_hash(e.device, line) <= t);
+        }
+    }
+}
+
+/// The miniatures, fed in one pass.
+pub struct MiniSim {
+    config: MiniSimConfig,
+    /// `(size_lines, rate, threshold, simulator)`, largest threshold first.
+    sims: Vec<(u64, f64, u64, Simulator)>,
+    line_bytes: u64,
+    requests: u64,
+    line_accesses: u64,
+    sampled_accesses: u64,
+    /// Distinct sampled lines at the lowest rate, for the footprint estimate.
+    distinct: IntSet<u64>,
+    distinct_threshold: u64,
+    distinct_rate: f64,
+}
+
+impl std::fmt::Debug for MiniSim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MiniSim")
+            .field("config", &self.config)
+            .field("miniatures", &self.sims.len())
+            .finish()
+    }
+}
+
+impl MiniSim {
+    /// Miniatures for every policy but Belady (which needs [`MiniSim::with_future`]).
+    pub fn new(config: MiniSimConfig) -> Result<MiniSim, ConfigError> {
+        if config.sim.policy.needs_future() {
+            return Err(ConfigError::NeedsFuture);
+        }
+        Self::build(config, None)
+    }
+
+    /// Miniatures with the future from a [`MiniSimFuture`] pass over the same events.
+    pub fn with_future(
+        config: MiniSimConfig,
+        future: MiniSimFuture,
+    ) -> Result<MiniSim, ConfigError> {
+        let futures = future
+            .builders
+            .into_iter()
+            .map(NextUseBuilder::finish)
+            .collect();
+        Self::build(config, Some(futures))
+    }
+
+    fn build(config: MiniSimConfig, futures: Option<Vec<NextUse>>) -> Result<MiniSim, ConfigError> {
+        let plan = config.plan();
+        let mut futures = futures.map(|f| f.into_iter());
+        let mut sims = Vec::with_capacity(plan.len());
+        for (size, rate, threshold, capacity) in plan {
+            let mut c = config.sim.clone();
+            c.capacity_lines = capacity;
+            c.time_bins = 1;
+            let sim = match futures.as_mut().and_then(|f| f.next()) {
+                Some(future) => Simulator::with_future(&c, future)?,
+                None => Simulator::new(&c)?,
+            };
+            sims.push((size, rate, threshold, sim));
+        }
+        let (distinct_threshold, distinct_rate) =
+            sims.last().map_or((u64::MAX, 1.0), |s| (s.2, s.1));
+        Ok(MiniSim {
+            line_bytes: config.sim.line_bytes,
+            config,
+            sims,
+            requests: 0,
+            line_accesses: 0,
+            sampled_accesses: 0,
+            distinct: IntSet::default(),
+            distinct_threshold,
+            distinct_rate,
+        })
+    }
+
+    pub fn observe(&mut self, e: &IoEvent) {
+        if matches!(e.op, Op::Read | Op::Write) && e.len_bytes > 0 {
+            self.requests += 1;
+            for line in e.block_range(self.line_bytes) {
+                self.line_accesses += 1;
+                let h = line_hash(e.device, line);
+                if h <= self.distinct_threshold {
+                    self.distinct.insert(h);
+                }
+                if self.sims.first().is_some_and(|s| h <= s.2) {
+                    self.sampled_accesses += 1;
+                }
+            }
+        }
+        let Some(h) = min_hash(e, self.line_bytes) else {
+            return;
+        };
+        for (_, _, t, sim) in &mut self.sims {
+            if h > *t {
+                break;
+            }
+            let t = *t;
+            sim.observe_filtered(e, |line| line_hash(e.device, line) <= t);
+        }
+    }
+
+    /// The curve, with a recommendation against the header's device capacity.
+    pub fn finish(self, header: &TraceHeader) -> MrcReport {
+        let policy = self.config.sim.policy;
+        let min_rate = self.sims.iter().map(|s| s.1).fold(1.0, f64::min);
+        let mut curve: Vec<(u64, f64)> = self
+            .sims
+            .into_iter()
+            .map(|(size, _, _, sim)| {
+                (
+                    size,
+                    sim.finish().whole.ratios.line_hit_ratio.unwrap_or(0.0),
+                )
+            })
+            .collect();
+        curve.sort_by_key(|p| p.0);
+        let footprint = (self.distinct.len() as f64 / self.distinct_rate).round() as u64;
+        let sizes: Vec<u64> = curve.iter().map(|p| p.0).collect();
+        let curve = PointCurve { points: curve };
+        let line_bytes = self.line_bytes;
+        let recommendation = (self.line_accesses > 0 && footprint > 0)
+            .then(|| recommend(&curve, line_bytes, footprint, capacity_bytes(header)));
+        MrcReport {
+            policy: policy.name().into(),
+            method: Method::Minisim,
+            line_bytes,
+            requests: self.requests,
+            line_accesses: self.line_accesses,
+            footprint_lines: footprint,
+            footprint_exact: self.distinct_rate >= 1.0,
+            sampling: Some(SamplingInfo {
+                scheme: "minisim".into(),
+                rate: min_rate,
+                max_lines: None,
+                sampled_accesses: self.sampled_accesses,
+                bias_corrected: false,
+            }),
+            points: points(&curve, &sizes, line_bytes),
+            request_points: Vec::new(),
+            recommendation,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(block: u64) -> IoEvent {
+        IoEvent {
+            time_nanos: 0,
+            device: 0,
+            offset_bytes: block * 4096,
+            len_bytes: 4096,
+            op: Op::Read,
+            latency_nanos: None,
+            pid: None,
+        }
+    }
+
+    #[test]
+    fn rate_one_equals_full_simulation() {
+        let events: Vec<IoEvent> = (0..30_000u64)
+            .map(|i| ev(mix64(i) % 3000 / (1 + i % 3)))
+            .collect();
+        let sizes = vec![10, 100, 500, 1000, 2000];
+        for policy in [PolicyKind::Lru, PolicyKind::Arc, PolicyKind::S3Fifo] {
+            let mut cfg = MiniSimConfig::new(policy, 4096, sizes.clone());
+            cfg.base_rate = 1.0;
+            let mut m = MiniSim::new(cfg).expect("config");
+            for e in &events {
+                m.observe(e);
+            }
+            let r = m.finish(&TraceHeader::default());
+            for p in &r.points {
+                let mut full =
+                    Simulator::new(&SimConfig::new(policy, p.size_lines, 4096)).expect("config");
+                for e in &events {
+                    full.observe(e);
+                }
+                let h = full.finish().whole.ratios.line_hit_ratio.unwrap_or(0.0);
+                assert!(
+                    (h - p.hit_ratio).abs() < 1e-12,
+                    "{policy:?} {}: {h} vs {}",
+                    p.size_lines,
+                    p.hit_ratio
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn belady_runs_with_its_future() {
+        let events: Vec<IoEvent> = (0..20_000u64).map(|i| ev(mix64(i) % 5000)).collect();
+        let mut cfg = MiniSimConfig::new(PolicyKind::Belady, 4096, vec![100, 1000, 4000]);
+        cfg.min_sampled_lines = 50;
+        assert!(MiniSim::new(cfg.clone()).is_err());
+        let mut fut = MiniSimFuture::new(&cfg);
+        events.iter().for_each(|e| fut.observe(e));
+        let mut m = MiniSim::with_future(cfg, fut).expect("config");
+        events.iter().for_each(|e| m.observe(e));
+        let r = m.finish(&TraceHeader::default());
+        assert!(r
+            .points
+            .windows(2)
+            .all(|w| w[0].hit_ratio <= w[1].hit_ratio + 0.02));
+        assert!(r.points[2].hit_ratio > 0.5);
+    }
+}

@@ -1,0 +1,122 @@
+//! `blocksight analyze` end to end: the JSON report on the real pgbench sample (its tracefs recording) is consistent
+//! with `stat` and with itself, and the human report of a small real trace matches its golden
+//! file (`UPDATE_EXPECT=1` refreshes it).
+
+use blocksight_tests::{assert_golden, data_dir, run_blocksight};
+use serde_json::Value;
+
+fn json(args: &[&str]) -> Value {
+    let out = run_blocksight(args);
+    assert!(
+        out.status.success(),
+        "blocksight {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
+}
+
+#[test]
+fn report_on_the_real_sample_is_consistent() {
+    let sample = data_dir().join("sample/pgbench.tracefs.txt.zst");
+    let s = sample.to_str().expect("utf-8 path");
+    let r = json(&["analyze", s, "--json"]);
+    let stat = json(&["stat", s, "--json"]);
+    let summary = &r["summary"];
+    assert_eq!(summary["events"], stat["events"]);
+    let ops = summary["ops"].as_array().expect("ops");
+    assert_eq!(ops[0]["requests"], stat["reads"]);
+    assert_eq!(ops[1]["requests"], stat["writes"]);
+    assert_eq!(ops[0]["bytes"], stat["read_bytes"]);
+
+    // Timeline: every request in exactly one bin, at most 256 bins.
+    let bins = r["timeline"]["bins"].as_array().expect("bins");
+    assert!(!bins.is_empty() && bins.len() <= 256);
+    let in_bins: u64 = bins
+        .iter()
+        .map(|b| u(&b["reads"]) + u(&b["writes"]) + u(&b["other"]))
+        .sum();
+    assert_eq!(in_bins, u(&summary["events"]));
+    // The sample has completions: latency percentiles and queue depth.
+    assert_eq!(r["timeline"]["has_queue_depth"], true);
+    let lat = &r["latency"]["all"];
+    assert!(
+        u(&lat["p50_nanos"]) <= u(&lat["p99_nanos"])
+            && u(&lat["p99_nanos"]) <= u(&lat["max_nanos"])
+    );
+
+    // Hot data at 4 KiB: the footprint matches stat's, hot sizes grow with the share.
+    let hot = &r["hot"];
+    assert_eq!(hot["exact"], true);
+    assert_eq!(hot["all"]["footprint_bytes"], stat["footprint_bytes"]);
+    let sizes: Vec<u64> = hot["all"]["hot_sizes"]
+        .as_array()
+        .expect("sizes")
+        .iter()
+        .map(|h| u(&h["bytes"]))
+        .collect();
+    assert_eq!(sizes.len(), 4);
+    assert!(
+        sizes.windows(2).all(|w| w[0] <= w[1]) && sizes[3] <= u(&hot["all"]["footprint_bytes"])
+    );
+    let regions = hot["top_regions"].as_array().expect("regions");
+    assert!(!regions.is_empty() && regions.len() <= 20);
+    assert!(regions
+        .windows(2)
+        .all(|w| u(&w[0]["ios"]) >= u(&w[1]["ios"])));
+
+    // Heat maps: reads plus writes add up to the data requests.
+    let maps = r["heatmaps"]["maps"].as_array().expect("maps");
+    let cells: u64 = maps
+        .iter()
+        .flat_map(|m| {
+            m["reads"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .chain(m["writes"].as_array().into_iter().flatten())
+        })
+        .map(u)
+        .sum();
+    assert_eq!(cells, u(&ops[0]["requests"]) + u(&ops[1]["requests"]));
+
+    // Sizing: the recommendation's sizes are ordered as defined.
+    let rec = &r["cache_sizing"]["recommendation"];
+    let p90 = u(&rec["for_90pct_of_achievable"]["size_bytes"]);
+    let p95 = u(&rec["for_95pct_of_achievable"]["size_bytes"]);
+    assert!(p90 <= p95 && p95 <= u(&rec["footprint_bytes"]));
+    assert!(u(&rec["recommended"]["size_bytes"]) >= p90);
+}
+
+#[test]
+fn line_size_changes_the_granularity() {
+    let sample = data_dir().join("sample/pgbench.tracefs.txt.zst");
+    let s = sample.to_str().expect("utf-8 path");
+    let small = json(&["analyze", s, "--json"]);
+    let large = json(&["analyze", s, "--line-size", "1MiB", "--json"]);
+    assert_eq!(large["hot"]["block_bytes"], 1u64 << 20);
+    assert!(
+        u(&large["hot"]["all"]["footprint_bytes"]) >= u(&small["hot"]["all"]["footprint_bytes"])
+    );
+    let bad = run_blocksight(["analyze", s, "--line-size", "3000"]);
+    assert!(!bad.status.success());
+}
+
+#[test]
+fn human_report_golden() {
+    let dir = data_dir().join("analysis");
+    let input = data_dir().join("blkparse/fio_loop.txt");
+    let out = run_blocksight(["analyze", input.to_str().expect("utf-8 path")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_golden(
+        &dir.join("0001_fio_loop.analyze.txt"),
+        &String::from_utf8_lossy(&out.stdout),
+    );
+}
