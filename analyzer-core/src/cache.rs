@@ -40,6 +40,7 @@ pub enum PolicyKind {
     Clock,
     Lfu,
     Slru,
+    #[serde(rename = "2q", alias = "twoq")]
     TwoQ,
     Arc,
     Lirs,
@@ -216,5 +217,9 @@ mod tests {
         }
         assert_eq!(PolicyKind::from_name("S3-FIFO"), Some(PolicyKind::S3Fifo));
         assert_eq!(PolicyKind::from_name("nope"), None);
+        // JSON uses the same names as the command line.
+        for p in PolicyKind::ALL {
+            assert_eq!(serde_json::to_string(&p).ok(), Some(format!("\"{}\"", p.name())));
+        }
     }
 }

@@ -190,6 +190,10 @@ impl AdmissionState {
 
     /// Whether n-hit filtering is active for a cache holding `occupancy` of `capacity` lines
     /// (Open CAS: once occupancy reaches `ceil(trigger% x capacity)`).
+    pub fn nhit_enabled(&self) -> bool {
+        self.nhit.is_some()
+    }
+
     pub fn nhit_active(&self, occupancy: u64, capacity: u64) -> bool {
         self.nhit.is_some() && occupancy >= (NHIT_TRIGGER_PERCENT * capacity).div_ceil(100)
     }

@@ -600,6 +600,9 @@ impl Simulator {
 
     /// Open CAS n-hit, decided per request before it runs: see `cache/admission.rs`.
     fn nhit_promotes(&mut self, e: &IoEvent, keep: &impl Fn(u64) -> bool) -> bool {
+        if !self.admission.nhit_enabled() {
+            return true;
+        }
         if !self
             .admission
             .nhit_active(self.policy.len(), self.config.capacity_lines)
