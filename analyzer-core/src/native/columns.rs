@@ -53,7 +53,7 @@ impl RecentPids {
     fn code(&mut self, pid: u32) -> u64 {
         match self.pids[..self.len].iter().position(|&p| p == pid) {
             Some(i) => {
-                self.to_front(i, pid);
+                self.move_to_front(i, pid);
                 i as u64
             }
             None => {
@@ -74,7 +74,7 @@ impl RecentPids {
                 ));
             }
             let pid = self.pids[i];
-            self.to_front(i, pid);
+            self.move_to_front(i, pid);
             Ok(pid)
         } else {
             let pid = u32::try_from(v - RECENT_PIDS as u64)
@@ -84,7 +84,7 @@ impl RecentPids {
         }
     }
 
-    fn to_front(&mut self, i: usize, pid: u32) {
+    fn move_to_front(&mut self, i: usize, pid: u32) {
         self.pids.copy_within(..i, 1);
         self.pids[0] = pid;
     }
@@ -480,8 +480,15 @@ impl ChunkReader {
             }
             if tag & TAG_NEW_DEVICE != 0 {
                 let v = devices.next()?;
-                device =
-                    u32::try_from(v).map_err(|_| format!("device {v} does not fit 32 bits"))?;
+                device = u32::try_from(v)
+                    .ok()
+                    .filter(|&d| (d as usize) < super::MAX_DEVICES)
+                    .ok_or_else(|| {
+                        format!(
+                            "device index {v} is over the limit of {}",
+                            super::MAX_DEVICES
+                        )
+                    })?;
             }
             let latency_nanos = if tag & TAG_LATENCY != 0 {
                 let v = latencies.next()?;

@@ -58,6 +58,8 @@ pub struct NativeDecoder {
     next: usize,
     end_total_events: Option<u64>,
     bytes_after_end: u64,
+    /// One more than the largest device index in the events so far.
+    devices_used: usize,
 }
 
 impl Default for NativeDecoder {
@@ -84,6 +86,7 @@ impl NativeDecoder {
             next: 0,
             end_total_events: None,
             bytes_after_end: 0,
+            devices_used: 0,
         }
     }
 
@@ -166,7 +169,8 @@ impl NativeDecoder {
                     &mut self.header,
                 );
                 match outcome {
-                    Ok(Chunk::Events | Chunk::Header) => {}
+                    Ok(Chunk::Events) => {}
+                    Ok(Chunk::Header) => pad_devices(&mut self.header, self.devices_used),
                     Ok(Chunk::Unknown) => self.diagnostics.ignored_records += 1,
                     Ok(Chunk::End(total)) => {
                         self.end_total_events = Some(total);
@@ -211,6 +215,16 @@ impl NativeDecoder {
         }
         self.buf.clear();
         self.pos = 0;
+    }
+}
+
+/// Keeps the promise that every event's device is listed in the header: a file whose events use
+/// a device its header does not list (a damaged or hand-made file) gets placeholder entries.
+/// Device indices are below [`super::MAX_DEVICES`], which bounds this.
+fn pad_devices(header: &mut TraceHeader, devices_used: usize) {
+    while header.devices.len() < devices_used {
+        let name = format!("device{} (not named in the file)", header.devices.len());
+        header.devices.push(crate::event::DeviceInfo::named(name));
     }
 }
 
@@ -364,10 +378,14 @@ impl Decoder for NativeDecoder {
             }
             if self.reader.remaining() > 0 {
                 self.next = 0;
-                if let Err(why) =
-                    self.reader
-                        .read_batch(&self.payload, &mut self.events, BATCH_EVENTS)
-                {
+                let batch = self
+                    .reader
+                    .read_batch(&self.payload, &mut self.events, BATCH_EVENTS);
+                if let Some(max) = self.events.iter().map(|e| e.device).max() {
+                    self.devices_used = self.devices_used.max(max as usize + 1);
+                    pad_devices(&mut self.header, self.devices_used);
+                }
+                if let Err(why) = batch {
                     self.events.clear();
                     self.reader = ChunkReader::default();
                     let at = self.chunk_at;
