@@ -452,15 +452,35 @@ impl HddGeometry {
         target: &Placement,
         write: bool,
     ) -> f64 {
+        self.positioning_below(now_nanos, head_radial, target, write, f64::INFINITY)
+            .unwrap_or(f64::INFINITY)
+    }
+
+    /// [`HddGeometry::positioning_nanos`], or `None` as soon as it is known to be at least
+    /// `bound` (overhead + seek alone reach it): the SATF scan skips the rotation for
+    /// candidates that cannot win.
+    #[inline]
+    pub fn positioning_below(
+        &self,
+        now_nanos: u64,
+        head_radial: f64,
+        target: &Placement,
+        write: bool,
+        bound: f64,
+    ) -> Option<f64> {
         let seek = self.seek_nanos((target.radial - head_radial).abs())
             + if write { self.settle } else { 0.0 };
-        let arrive = now_nanos as f64 + self.overhead + seek;
+        let before_rotation = self.overhead + seek;
+        if before_rotation >= bound {
+            return None;
+        }
+        let arrive = now_nanos as f64 + before_rotation;
         let angle_now = frac(arrive * self.inv_rev_nanos);
         let mut wait = target.angle - angle_now;
         if wait < 0.0 {
             wait += 1.0;
         }
-        self.overhead + seek + wait * self.rev_nanos
+        Some(before_rotation + wait * self.rev_nanos)
     }
 
     pub fn overhead_nanos(&self) -> f64 {

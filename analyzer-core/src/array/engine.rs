@@ -699,10 +699,12 @@ impl Engine {
                     let mut best = (0usize, f64::INFINITY, 0.0, 0.0);
                     for (i, &slot) in d.queue.iter().take(window).enumerate() {
                         let rec = &self.in_disk[slot as usize];
-                        let (positioning, service, media_done) =
-                            hdd_cost(d, g, now, &rec.op, &rec.place);
-                        if positioning < best.1 {
-                            best = (i, positioning, service, media_done);
+                        if let Some((positioning, service, media_done)) =
+                            hdd_cost(d, g, now, &rec.op, &rec.place, best.1)
+                        {
+                            if positioning < best.1 {
+                                best = (i, positioning, service, media_done);
+                            }
                         }
                     }
                     media_done = now as f64 + best.3;
@@ -894,10 +896,10 @@ impl Engine {
     }
 }
 
-/// Cost of a hard-disk command started at `now`: (positioning, service, media-done offset).
-/// A read that continues the drive's last read is served from the look-ahead buffer: the head
-/// kept reading while the previous data crossed the interface, so only the part not yet read
-/// waits for the media.
+/// Cost of a hard-disk command started at `now`: (positioning, service, media-done offset), or
+/// `None` when its positioning cannot beat `bound`. A read that continues the drive's last read
+/// is served from the look-ahead buffer: the head kept reading while the previous data crossed
+/// the interface, so only the part not yet read waits for the media.
 #[inline]
 fn hdd_cost(
     d: &Disk,
@@ -905,7 +907,8 @@ fn hdd_cost(
     now: u64,
     op: &DiskOp,
     place: &Placement,
-) -> (f64, f64, f64) {
+    bound: f64,
+) -> Option<(f64, f64, f64)> {
     if !op.write && d.ra_valid && d.in_service == 0 {
         let end = op.offset_bytes + u64::from(op.len_bytes);
         if op.offset_bytes >= d.ra_start && end <= d.ra_base + g.lookahead_bytes {
@@ -917,19 +920,19 @@ fn hdd_cost(
             let start = now as f64 + g.overhead_nanos();
             let wait = (ready - start).max(0.0);
             let positioning = g.overhead_nanos() + wait;
-            return (
+            return Some((
                 positioning,
                 positioning + place.bus_nanos,
                 (ready - now as f64).max(0.0),
-            );
+            ));
         }
     }
-    let positioning = g.positioning_nanos(now, d.head_radial, place, op.write);
-    (
+    let positioning = g.positioning_below(now, d.head_radial, place, op.write, bound)?;
+    Some((
         positioning,
         positioning + place.media_nanos,
         positioning + place.media_nanos,
-    )
+    ))
 }
 
 fn shift_disks(node: &mut Node, by: u32) {
