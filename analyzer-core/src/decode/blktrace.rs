@@ -725,6 +725,8 @@ struct Input {
     reader: RecordReader,
     head: Option<Record>,
     exhausted: bool,
+    /// The CPU of this input's first record.
+    cpu: Option<u32>,
 }
 
 /// Decodes N blktrace inputs (per-CPU files) as one trace: a k-way merge of their records by
@@ -736,6 +738,10 @@ pub struct BlktraceMulti {
     window: VecDeque<Record>,
     /// Latest time of a record given to the matcher.
     released_time: u64,
+    /// Records taken from the merge so far.
+    merged_records: u64,
+    /// Some input holds records of more than one CPU (a `blktrace -o -` stream).
+    mixed_cpus: bool,
     failed: bool,
     done: bool,
 }
@@ -748,11 +754,14 @@ impl BlktraceMulti {
                     reader: RecordReader::default(),
                     head: None,
                     exhausted: false,
+                    cpu: None,
                 })
                 .collect(),
             matcher: Matcher::new(options),
             window: VecDeque::new(),
             released_time: 0,
+            merged_records: 0,
+            mixed_cpus: false,
             failed: false,
             done: false,
         }
@@ -761,6 +770,36 @@ impl BlktraceMulti {
     /// Matching counters (complete once the stream has ended).
     pub fn stats(&self) -> BlktraceStats {
         self.matcher.stats
+    }
+
+    /// Takes the next record of the merge (from input `n`) towards the matcher.
+    fn merged(&mut self, n: usize, r: Record) {
+        self.merged_records += 1;
+        let cpu = &mut self.inputs[n].cpu;
+        match *cpu {
+            None => *cpu = Some(r.cpu),
+            Some(c) if c != r.cpu => self.mixed_cpus = true,
+            Some(_) => {}
+        }
+        // Per-CPU files are each in time order, so their merge is too: once the first records
+        // showed one CPU per input, the window is not needed and records skip it (it is cold in
+        // cache when full). Any input mixing CPUs turns it back on.
+        let needed = self.mixed_cpus || self.merged_records <= REORDER_RECORDS as u64;
+        if !needed && self.window.is_empty() {
+            self.observe(r);
+            return;
+        }
+        self.reorder(r);
+        let keep = if needed { REORDER_RECORDS } else { 0 };
+        // One record out per record in; two while a window no longer needed drains.
+        for _ in 0..2 {
+            if self.window.len() <= keep {
+                break;
+            }
+            if let Some(w) = self.window.pop_front() {
+                self.observe(w);
+            }
+        }
     }
 
     /// Puts `r` into the reorder window, in time order (stable for equal times).
@@ -819,12 +858,7 @@ impl BlktraceMulti {
             match best {
                 Some((_, n)) => {
                     if let Some(r) = self.inputs[n].head.take() {
-                        self.reorder(r);
-                    }
-                    if self.window.len() > REORDER_RECORDS {
-                        if let Some(r) = self.window.pop_front() {
-                            self.observe(r);
-                        }
+                        self.merged(n, r);
                     }
                 }
                 None => match self.window.pop_front() {
@@ -1173,6 +1207,42 @@ mod tests {
                 (10, 8192, 4096, Op::Read, Some(40))
             ]
         );
+    }
+
+    #[test]
+    fn a_stream_mixing_cpus_keeps_its_reorder_window_past_the_first_records() {
+        // 75 blocks of 1000 records per CPU, each CPU 1 block written after the CPU 0 block it
+        // interleaves with in time: far more records than the window, all within its reach.
+        let mut input = Vec::new();
+        for block in 0..75u64 {
+            for cpu in 0..2u64 {
+                for i in 0..1000u64 {
+                    let time = block * 2000 + i * 2 + cpu;
+                    input.extend(rec(
+                        Endian::Little,
+                        time,
+                        time * 8,
+                        512,
+                        TA_ISSUE | R,
+                        cpu as u32,
+                        &[],
+                    ));
+                }
+            }
+        }
+        let mut dec = BlktraceDecoder::new(&issue_opts());
+        dec.push(&input);
+        dec.finish();
+        let mut times = Vec::new();
+        while let Some(e) = dec.next_event().expect("decodes") {
+            times.push(e.time_nanos);
+        }
+        assert_eq!(times.len(), 150_000);
+        assert!(
+            times.windows(2).all(|w| w[0] < w[1]),
+            "events in time order"
+        );
+        assert_eq!(dec.stats().out_of_order, 0);
     }
 
     #[test]
