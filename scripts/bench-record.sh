@@ -14,7 +14,11 @@
 # Two loads: unthrottled (the most IOPS fio reaches) and throttled to fixed rates (--rates).
 #
 # Usage: scripts/bench-record.sh [--runtime SECS] [--repeats N] [--rates "100000 200000"]
-#        [--modes "none events blk text"] [--bin PATH]
+#        [--modes "none events blk text"] [--bin PATH] [--device DEV] [--jobs N]
+# --device benchmarks an existing block device instead (random reads only, nothing is written);
+# for example a zram device (`echo 1G > /sys/block/zram0/disksize`), which reaches far more IOPS
+# than a loop device and is bio-based, so it exercises the bio-level events. --jobs runs N fio
+# jobs (psync) instead of one libaio job with iodepth 16.
 # Output: one line per run, then a summary per mode (median and min..max over the repeats).
 # The machine is shared and small: run it when idle and read the spread, not one number.
 set -euo pipefail
@@ -23,6 +27,8 @@ repeats=3
 rates="100000 200000"
 modes="none events blk text"
 bin=""
+device=""
+jobs=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --runtime) runtime=$2; shift 2 ;;
@@ -30,6 +36,8 @@ while [ $# -gt 0 ]; do
         --rates) rates=$2; shift 2 ;;
         --modes) modes=$2; shift 2 ;;
         --bin) bin=$2; shift 2 ;;
+        --device) device=$2; shift 2 ;;
+        --jobs) jobs=$2; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -59,20 +67,34 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-truncate -s 1G "$work/disk.img"
-# Fill it so reads hit real pages rather than holes.
-dd if=/dev/zero of="$work/disk.img" bs=1M count=1024 conv=notrunc status=none
-loop=$(losetup -f --show "$work/disk.img")
-majmin=$(cat "/sys/class/block/$(basename "$loop")/dev")
+if [ -n "$device" ]; then
+    target=$device
+    desc="$device (existing device, random reads)"
+else
+    truncate -s 1G "$work/disk.img"
+    # Fill it so reads hit real pages rather than holes.
+    dd if=/dev/zero of="$work/disk.img" bs=1M count=1024 conv=notrunc status=none
+    loop=$(losetup -f --show "$work/disk.img")
+    target=$loop
+    desc="$loop (RAM-backed loop device)"
+fi
+majmin=$(cat "/sys/class/block/$(basename "$(readlink -f "$target")")/dev")
 kdev=$(( (${majmin%%:*} << 20) | ${majmin##*:} ))
-echo "device $loop (RAM-backed), runtime ${runtime}s, repeats $repeats, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "device $desc, runtime ${runtime}s, repeats $repeats, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Prints "iops fio_cpu_us_per_io" from fio's JSON.
 run_fio() {
     local rate=$1
     local extra=()
-    [ "$rate" != max ] && extra=(--rate_iops="$rate")
-    fio --name=bench --filename="$loop" --direct=1 --ioengine=libaio --iodepth=16 --rw=randread \
+    local engine=(--ioengine=libaio --iodepth=16)
+    if [ -n "$jobs" ]; then
+        engine=(--ioengine=psync --numjobs="$jobs" --group_reporting)
+        # fio's rate_iops is per job.
+        [ "$rate" != max ] && extra=(--rate_iops=$(( rate / jobs )))
+    else
+        [ "$rate" != max ] && extra=(--rate_iops="$rate")
+    fi
+    fio --name=bench --filename="$target" --direct=1 "${engine[@]}" --rw=randread \
         --bs=4k --time_based --runtime="$runtime" --randseed=1 "${extra[@]}" --output-format=json \
         | python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; ios=max(j["read"]["total_ios"],1)
 print(round(j["read"]["iops"]), "%.2f" % ((j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1e3 / ios))'
@@ -86,7 +108,7 @@ measure() {
             iops=$(run_fio "$rate")
             ;;
         events|blk)
-            "$bin" record -d "$loop" --backend "$mode" -o "$work/out.bst" 2> "$work/rec.err" &
+            "$bin" record -d "$target" --backend "$mode" -o "$work/out.bst" 2> "$work/rec.err" &
             rec_pid=$!
             until grep -q "blocksight: recording" "$work/rec.err" 2>/dev/null; do
                 kill -0 "$rec_pid" 2>/dev/null || { cat "$work/rec.err" >&2; exit 1; }
