@@ -139,7 +139,7 @@ impl StandardLevel {
 pub enum ArrayError {
     #[error("array configuration: {0}")]
     Config(String),
-    #[error("array layout: {0}")]
+    #[error(transparent)]
     Layout(#[from] layout::LayoutError),
     #[error("array description, {0}")]
     Spec(String),

@@ -890,3 +890,62 @@ fn open_loop_replay_follows_the_speed_factor() {
         "queueing grows with load"
     );
 }
+
+#[test]
+fn cli_cache_tier_on_a_trace_and_degraded_raid10() {
+    let trace = data_dir().join("blkparse/fio_loop.txt");
+    let out = run_blocksight([
+        "predict",
+        &trace.display().to_string(),
+        "-q",
+        "--format",
+        "blkparse",
+        "--layout",
+        "raid10",
+        "--disks",
+        "4",
+        "--disk",
+        "sata-7k2",
+        "--qd",
+        "4",
+        "--cache-size",
+        "64MiB",
+        "--preset",
+        "bcache",
+        "--failed",
+        "1",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        v["with_cache"]["iops"].as_f64().is_some_and(|x| x > 0.0),
+        "{v}"
+    );
+    assert!(v["speedup"].as_f64().is_some());
+    assert!(
+        v["array"].as_str().is_some_and(|a| a.contains("DEGRADED")),
+        "{}",
+        v["array"]
+    );
+    assert!(v["rebuild_secs"].as_f64().is_some_and(|s| s > 0.0));
+    let bad = run_blocksight([
+        "predict",
+        "--profile",
+        "4k-random-read",
+        "--layout",
+        "raid10",
+        "--disks",
+        "4",
+        "--disk",
+        "sas-15k",
+        "--failed",
+        "0,1",
+    ]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("failed"));
+}

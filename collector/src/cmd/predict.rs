@@ -11,6 +11,7 @@ use analyzer_core::array::{
     CacheTier, ControllerModel, CurvePoint, Prediction, ProfileKind, ReplayMode, RunResult,
     SimulatorTier, StandardLevel, Synthetic, TraceReplay,
 };
+use analyzer_core::array::{Member, Node};
 use analyzer_core::cache::{PolicyKind, Preset, SimConfig, WriteMode};
 use anyhow::{bail, Context};
 
@@ -70,7 +71,8 @@ pub struct Args {
     /// RAID 1/5/6 groups for raid10/50/60.
     #[arg(long, value_name = "N")]
     pub groups: Option<u32>,
-    /// Failed member indices of the top-level node (degraded mode), e.g. `0` or `0,3`.
+    /// Failed disks (degraded mode), by disk index 0..N-1, e.g. `0` or `0,3`; for raid10/50/60
+    /// each failure lands in the disk's own mirror or parity group.
     #[arg(long, value_name = "I,J", value_delimiter = ',')]
     pub failed: Vec<usize>,
     /// JSON array description (nesting, per-parameter overrides, controller, cache devices);
@@ -161,7 +163,7 @@ fn config(args: &Args) -> anyhow::Result<ArrayConfig> {
             .context("give --disk PRESET (sata-7k2, sas-10k, sas-15k, sata-ssd, nvme)")?;
         let device = device_with_overrides(preset, None)?;
         let mut layout = level.build(disks, args.chunk, args.groups)?;
-        layout.failed = args.failed.clone();
+        fail_disks(&mut layout, &args.failed)?;
         ArrayConfig::new(
             vec![device; disks as usize],
             layout,
@@ -202,6 +204,34 @@ fn config(args: &Args) -> anyhow::Result<ArrayConfig> {
         })?;
     }
     Ok(cfg)
+}
+
+/// Marks disks failed in the node that holds them directly (the mirror or parity group of a
+/// nested level).
+fn fail_disks(layout: &mut Node, disks: &[usize]) -> anyhow::Result<()> {
+    fn mark(node: &mut Node, disk: u32) -> bool {
+        if let Some(i) = node
+            .members
+            .iter()
+            .position(|m| matches!(m, Member::Disk(d) if *d == disk))
+        {
+            if !node.failed.contains(&i) {
+                node.failed.push(i);
+            }
+            return true;
+        }
+        node.members.iter_mut().any(|m| match m {
+            Member::Node(child) => mark(child, disk),
+            Member::Disk(_) => false,
+        })
+    }
+    for &d in disks {
+        let disk = u32::try_from(d).ok().filter(|&d| mark(layout, d));
+        if disk.is_none() {
+            bail!("--failed {d}: no such disk");
+        }
+    }
+    Ok(())
 }
 
 /// The cache simulator's configuration and a description for the assumptions.
