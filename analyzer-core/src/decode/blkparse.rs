@@ -6,7 +6,8 @@
 //! The request is the `D` (issue) line by default or the `Q` (queue) line
 //! ([`DecodeOptions::action`](super::DecodeOptions)); `C` lines complete the oldest pending
 //! request with the same device and start sector and give its latency (flushes complete in
-//! order). Other actions are counted as ignored. Sectors are 512 bytes. The summary blkparse
+//! order). An `R` (requeue) line withdraws the pending issue it matches, since the request is
+//! issued again. Other actions are counted as ignored. Sectors are 512 bytes. The summary blkparse
 //! prints at the end (`CPU0 (8,0):`, `Total (8,0):`) ends the events without errors.
 
 use super::text::{
@@ -62,7 +63,9 @@ impl Blkparse {
         // The line has blkparse's shape: sniffing can be sure from here on.
         out.saw_header = true;
         let is_request = action == self.request_action;
-        if !is_request && action != "C" {
+        // A requeue (`R`) undoes an issue; with `Q` as the request it does not matter.
+        let is_requeue = action == "R" && self.request_action == "D";
+        if !is_request && action != "C" && !is_requeue {
             out.ignore();
             return Ok(());
         }
@@ -105,6 +108,13 @@ impl Blkparse {
             };
             out.accept();
             self.pending.issue(event, sector, out);
+        } else if is_requeue {
+            let sector = range.map(|(s, _)| s).unwrap_or(0);
+            if self.pending.requeue(device, op, sector, out) {
+                out.accept();
+            } else {
+                out.ignore();
+            }
         } else {
             let sector = range.map(|(s, _)| s).unwrap_or(0);
             if self.pending.complete(device, op, sector, time_nanos, out) {
@@ -212,6 +222,18 @@ mod tests {
         // Q and G are ignored; the summary after `CPU1 (8,0):` is not read at all.
         assert_eq!(d.diagnostics.ignored_records, 2);
         assert_eq!(d.diagnostics.skipped_records, 0);
+    }
+
+    #[test]
+    fn a_requeued_request_counts_once() {
+        let d = decode(
+            Action::Issue,
+            "  8,0 0 1 0.000001000 7 D W 64 + 8 [x]\n  8,0 0 2 0.000002000 7 R W 64 + 8 [0]\n\
+             \x20 8,0 0 3 0.000004000 7 D W 64 + 8 [x]\n  8,0 0 4 0.000009000 0 C W 64 + 8 [0]\n",
+        );
+        assert_eq!(d.events.len(), 1);
+        assert_eq!(d.events[0].time_nanos, 4000);
+        assert_eq!(d.events[0].latency_nanos, Some(5000));
     }
 
     #[test]

@@ -446,6 +446,8 @@ struct Slot {
     event: IoEvent,
     key: u64,
     done: bool,
+    /// Requeued: the driver gave the request back, and it will be issued again as a new line.
+    cancelled: bool,
 }
 
 fn pending_key(device: u32, op: Op, sector: u64) -> u64 {
@@ -468,6 +470,7 @@ impl Pending {
             event,
             key,
             done: false,
+            cancelled: false,
         });
         self.release(out);
     }
@@ -509,6 +512,35 @@ impl Pending {
         matched
     }
 
+    /// A requeue: the oldest pending request with this device and sector will be issued again,
+    /// so it is dropped here rather than counted twice. Returns whether one matched.
+    pub fn requeue(&mut self, device: u32, op: Op, sector: u64, out: &mut Out) -> bool {
+        let key = pending_key(device, op, sector);
+        let mut matched = false;
+        if let Some(seqs) = self.by_key.get_mut(&key) {
+            while let Some(seq) = seqs.pop_front() {
+                let Some(slot) = seq
+                    .checked_sub(self.base_seq)
+                    .and_then(|i| self.slots.get_mut(i as usize))
+                else {
+                    continue;
+                };
+                if slot.done || slot.event.device != device {
+                    continue;
+                }
+                slot.done = true;
+                slot.cancelled = true;
+                matched = true;
+                break;
+            }
+            if seqs.is_empty() {
+                self.by_key.remove(&key);
+            }
+        }
+        self.release(out);
+        matched
+    }
+
     fn release(&mut self, out: &mut Out) {
         while let Some(front) = self.slots.front() {
             let stale = self.slots.len() > MAX_PENDING
@@ -529,13 +561,15 @@ impl Pending {
                     }
                 }
             }
-            out.emit_held(slot.event);
+            if !slot.cancelled {
+                out.emit_held(slot.event);
+            }
         }
     }
 
     /// End of input: release everything still waiting, without latency.
     pub fn flush(&mut self, out: &mut Out) {
-        for slot in self.slots.drain(..) {
+        for slot in self.slots.drain(..).filter(|s| !s.cancelled) {
             out.emit_held(slot.event);
         }
         self.by_key.clear();

@@ -9,7 +9,8 @@
 //!
 //! The request is `block_rq_issue` by default, or `block_bio_queue` with `--action Q`;
 //! `block_rq_complete` (and `block_bio_complete`) give the latency by device and start sector
-//! (flushes complete in order). Times are seconds since boot; `time_nanos` counts from the first
+//! (flushes complete in order); `block_rq_requeue` withdraws the pending issue it matches, since
+//! the request is issued again. Times are seconds since boot; `time_nanos` counts from the first
 //! request. `CPU:N [LOST M EVENTS]` lines add to the header's dropped-event count. Comment
 //! lines (`#`, the header of the `trace` file) and other events are ignored.
 
@@ -53,7 +54,9 @@ impl Tracefs {
         let t = split_line(line)?;
         out.saw_header = true;
         let is_request = self.request_events.contains(&t.event);
-        if !is_request && !self.complete_events.contains(&t.event) {
+        // A requeued request is issued again; only the issue side has to undo it.
+        let is_requeue = t.event == "block_rq_requeue" && self.request_events == ["block_rq_issue"];
+        if !is_request && !is_requeue && !self.complete_events.contains(&t.event) {
             out.ignore();
             return Ok(());
         }
@@ -102,6 +105,13 @@ impl Tracefs {
             };
             out.accept();
             self.pending.issue(event, sector, out);
+        } else if is_requeue {
+            let sector = range.map(|(s, _)| s).unwrap_or(0);
+            if self.pending.requeue(device, op, sector, out) {
+                out.accept();
+            } else {
+                out.ignore();
+            }
         } else {
             let sector = range.map(|(s, _)| s).unwrap_or(0);
             if self.pending.complete(device, op, sector, time_nanos, out) {
@@ -229,6 +239,18 @@ mod tests {
         assert_eq!(a.events[0].latency_nanos, Some(50_000));
         assert_eq!(a.events[0].pid, Some(1234));
         assert_eq!(a.events[0].offset_bytes, 2048 * 512);
+    }
+
+    #[test]
+    fn a_requeued_request_counts_once() {
+        let input = "fio-1 [000] 1.000000: block_rq_issue: 8,0 W 4096 () 64 + 8 [fio]\n\
+                     kworker-9 [000] 1.000005: block_rq_requeue: 8,0 W () 64 + 8 [0]\n\
+                     kworker-9 [000] 1.000020: block_rq_issue: 8,0 W 4096 () 64 + 8 [kworker]\n\
+                     <idle>-0 [000] 1.000100: block_rq_complete: 8,0 W () 64 + 8 [0]\n";
+        let d = decode(Action::Issue, input);
+        assert_eq!(d.events.len(), 1);
+        assert_eq!(d.events[0].time_nanos, 20_000);
+        assert_eq!(d.events[0].latency_nanos, Some(80_000));
     }
 
     #[test]
