@@ -280,6 +280,8 @@ struct Column<'a> {
     bytes: &'a [u8],
     pos: usize,
     name: &'static str,
+    /// Where the column ran out or overflowed.
+    error_at: Option<usize>,
 }
 
 impl<'a> Column<'a> {
@@ -288,6 +290,7 @@ impl<'a> Column<'a> {
             bytes,
             pos: 0,
             name,
+            error_at: None,
         }
     }
 
@@ -295,7 +298,7 @@ impl<'a> Column<'a> {
     /// load without a loop (find the terminating byte, then squeeze out the continuation bits);
     /// longer values and the last bytes of a column go through the general reader.
     #[inline(always)]
-    fn next(&mut self) -> Result<u64, String> {
+    fn next(&mut self) -> u64 {
         if let Some(word) = self.bytes.get(self.pos..self.pos + 8) {
             let word = u64::from_le_bytes([
                 word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
@@ -316,21 +319,37 @@ impl<'a> Column<'a> {
                     | ((x & 0x007f_0000_007f_0000) >> 2)
                     | ((x & 0x7f00_0000_7f00_0000) >> 3);
                 x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
-                return Ok(x);
+                return x;
             }
         }
         self.next_slow()
     }
 
+    /// A value that is not in the fast path. A column that ends mid-value or overflows records
+    /// where and yields zeros from then on; [`Column::check`] reports it after the batch, which
+    /// keeps the per-value error branch out of the hot loop.
     #[cold]
-    fn next_slow(&mut self) -> Result<u64, String> {
+    fn next_slow(&mut self) -> u64 {
         let at = self.pos;
-        crate::varint::read_u64(self.bytes, &mut self.pos).ok_or_else(|| {
-            format!(
+        match crate::varint::read_u64(self.bytes, &mut self.pos) {
+            Some(v) => v,
+            None => {
+                self.error_at.get_or_insert(at);
+                self.pos = self.bytes.len();
+                0
+            }
+        }
+    }
+
+    /// The error of a column that ran out or overflowed, if any.
+    fn check(&self) -> Result<(), String> {
+        match self.error_at {
+            Some(at) => Err(format!(
                 "the {} column ends or overflows at its byte {at}",
                 self.name
-            )
-        })
+            )),
+            None => Ok(()),
+        }
     }
 
     fn check_consumed(&self) -> Result<(), String> {
@@ -452,10 +471,10 @@ impl ChunkReader {
 
         out.reserve(n);
         for &tag in tags {
-            let dt = unzigzag(times.next()?);
+            let dt = unzigzag(times.next());
             time = time.wrapping_add((dt as u64).wrapping_mul(time_unit));
 
-            let d_offset = unzigzag(offsets.next()?) as u64;
+            let d_offset = unzigzag(offsets.next()) as u64;
             let aligned = tag & TAG_ALIGNED != 0;
             let is_flush = tag & 3 == FLUSH_CODE;
             let base = if is_flush { 0 } else { end };
@@ -465,7 +484,7 @@ impl ChunkReader {
                 d_offset
             });
             if tag & TAG_NEW_LEN != 0 {
-                let v = lens.next()?;
+                let v = lens.next();
                 let bytes = if aligned {
                     v.checked_mul(SECTOR_BYTES)
                 } else {
@@ -479,7 +498,7 @@ impl ChunkReader {
                 end = offset.wrapping_add(u64::from(len));
             }
             if tag & TAG_NEW_DEVICE != 0 {
-                let v = devices.next()?;
+                let v = devices.next();
                 device = u32::try_from(v)
                     .ok()
                     .filter(|&d| (d as usize) < super::MAX_DEVICES)
@@ -491,7 +510,7 @@ impl ChunkReader {
                     })?;
             }
             let latency_nanos = if tag & TAG_LATENCY != 0 {
-                let v = latencies.next()?;
+                let v = latencies.next();
                 Some(
                     v.checked_mul(latency_unit)
                         .ok_or_else(|| format!("latency {v} x {latency_unit} overflows"))?,
@@ -501,7 +520,7 @@ impl ChunkReader {
             };
             let pid_out = if tag & TAG_PID != 0 {
                 if tag & TAG_NEW_PID != 0 {
-                    pid = self.recent_pids.decode(pids.next()?)?;
+                    pid = self.recent_pids.decode(pids.next())?;
                 }
                 Some(pid)
             } else {
@@ -516,6 +535,9 @@ impl ChunkReader {
                 latency_nanos,
                 pid: pid_out,
             });
+        }
+        for c in [&times, &offsets, &lens, &devices, &latencies, &pids] {
+            c.check()?;
         }
         (self.time, self.end, self.device, self.len, self.pid) = (time, end, device, len, pid);
         self.cols[TAGS].start += n;
