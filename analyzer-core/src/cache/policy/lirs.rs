@@ -119,7 +119,7 @@ impl Lirs {
         self.q_nodes.push_head(&mut self.q, qi);
         loc.q = qi;
         self.set_loc(key, loc);
-        self.lir_len -= 1;
+        self.lir_len = self.lir_len.saturating_sub(1);
         self.hir_len += 1;
         self.prune();
     }
@@ -136,7 +136,7 @@ impl Lirs {
         };
         let key = self.q_nodes.get(t).key;
         self.q_nodes.release(t);
-        self.hir_len -= 1;
+        self.hir_len = self.hir_len.saturating_sub(1);
         let mut loc = self.loc(key);
         loc.q = NIL;
         if loc.s != NIL {
@@ -206,7 +206,7 @@ impl Policy for Lirs {
             self.q_nodes.release(loc.q);
             loc.q = NIL;
             self.set_loc(key, loc);
-            self.hir_len -= 1;
+            self.hir_len = self.hir_len.saturating_sub(1);
             self.lir_len += 1;
             if self.lir_len > self.lir_max {
                 self.demote_bottom_lir();
@@ -271,7 +271,7 @@ impl Policy for Lirs {
         let resident = self.contains(key);
         if loc.s != NIL {
             if self.s_nodes.get(loc.s).tag == LIR {
-                self.lir_len -= 1;
+                self.lir_len = self.lir_len.saturating_sub(1);
             }
             self.s_nodes.unlink(&mut self.s, loc.s);
             self.s_nodes.release(loc.s);
@@ -280,7 +280,7 @@ impl Policy for Lirs {
         if loc.q != NIL {
             self.q_nodes.unlink(&mut self.q, loc.q);
             self.q_nodes.release(loc.q);
-            self.hir_len -= 1;
+            self.hir_len = self.hir_len.saturating_sub(1);
             loc.q = NIL;
         }
         if loc.nh != NIL {
