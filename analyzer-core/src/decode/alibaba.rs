@@ -37,7 +37,7 @@ impl Alibaba {
         });
         Ok(IoEvent {
             time_nanos: rel_micros.saturating_mul(1000),
-            device: out.device(device),
+            device: out.device(device)?,
             offset_bytes,
             len_bytes: len,
             op,

@@ -78,7 +78,7 @@ impl Blkparse {
             _ => None,
         };
         let op = op_with_range(op, rwbs, range.map_or(0, |(_, n)| n));
-        let device = out.header.device_index_by_dev_t(major, minor);
+        let device = out.device_by_dev_t(major, minor)?;
         if is_request {
             let (sector, sectors) = match (range, op) {
                 (Some(r), _) => r,

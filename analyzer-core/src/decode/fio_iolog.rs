@@ -47,7 +47,7 @@ impl FioIolog {
                 if offset.is_some() {
                     return Err(format!("`{action}` takes no offset"));
                 }
-                out.device(file);
+                out.device(file)?;
                 return Ok(None);
             }
             "read" => Op::Read,
@@ -67,7 +67,7 @@ impl FioIolog {
         let len = len_bytes(parse_u64(length.ok_or("no length")?, "length")?)?;
         Ok(Some(IoEvent {
             time_nanos,
-            device: out.device(file),
+            device: out.device(file)?,
             offset_bytes,
             len_bytes: if op == Op::Flush { 0 } else { len },
             op,

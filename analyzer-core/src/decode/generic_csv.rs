@@ -198,7 +198,7 @@ impl GenericCsv {
         }
         Ok(Some(IoEvent {
             time_nanos,
-            device: out.device(device_name),
+            device: out.device(device_name)?,
             offset_bytes,
             len_bytes: if op == Op::Flush { 0 } else { len_bytes },
             op,

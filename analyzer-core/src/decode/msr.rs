@@ -59,7 +59,7 @@ impl Msr {
         self.name.push_str(&disk.to_string());
         Ok(IoEvent {
             time_nanos: time_ticks.saturating_mul(NANOS_PER_TICK),
-            device: out.device(&self.name),
+            device: out.device(&self.name)?,
             offset_bytes,
             len_bytes: len,
             op,

@@ -44,7 +44,7 @@ impl Spc {
         self.name.push_str(&asu.to_string());
         Ok(IoEvent {
             time_nanos,
-            device: out.device(&self.name),
+            device: out.device(&self.name)?,
             offset_bytes,
             len_bytes: len,
             op,

@@ -47,7 +47,7 @@ impl Tencent {
         });
         Ok(IoEvent {
             time_nanos: rel_seconds.saturating_mul(1_000_000_000),
-            device: out.device(volume),
+            device: out.device(volume)?,
             offset_bytes,
             len_bytes: len,
             op,

@@ -18,6 +18,10 @@ use crate::hash::IntMap;
 /// format at all (a wrong `--format`), instead of skipping a whole large file line by line.
 pub(crate) const GIVE_UP_AFTER_SKIPPED_LINES: u64 = 100;
 
+/// The most devices one text input may name. Real traces have at most thousands (Tencent's CBS
+/// warehouse: 5584 volumes); more means garbage, which must not grow memory without bound.
+pub(crate) const MAX_DEVICES: usize = 1 << 16;
+
 /// Where a [`LineFormat`] puts what it found in a line.
 pub(crate) struct Out {
     pub header: TraceHeader,
@@ -25,6 +29,7 @@ pub(crate) struct Out {
     events: VecDeque<IoEvent>,
     /// Device name -> index in `header.devices`, so a lookup per line is a hash, not a scan.
     devices: std::collections::HashMap<String, u32>,
+    dev_ts: std::collections::HashMap<(u32, u32), u32>,
     /// Lines that held a record (an event, or a completion used for latency).
     accepted_lines: u64,
     stopped: bool,
@@ -69,14 +74,44 @@ impl Out {
         self.stopped = true;
     }
 
-    /// The index of the device named `name`, adding it to the header when new.
-    pub fn device(&mut self, name: &str) -> u32 {
+    /// The index of the device named `name`, adding it to the header when new. Fails (the
+    /// record is skipped) beyond [`MAX_DEVICES`], so garbage cannot grow the table without bound.
+    pub fn device(&mut self, name: &str) -> Result<u32, String> {
         if let Some(&i) = self.devices.get(name) {
-            return i;
+            return Ok(i);
         }
-        let i = self.header.device_index(name);
+        self.check_device_room()?;
+        // New to the cache means new to the header (only `Out` adds devices), so no scan.
+        let i = self.header.devices.len() as u32;
+        self.header
+            .devices
+            .push(crate::event::DeviceInfo::named(name));
         self.devices.insert(name.to_owned(), i);
-        i
+        Ok(i)
+    }
+
+    /// The index of the device `major,minor`, adding it when new (see [`Out::device`]).
+    pub fn device_by_dev_t(&mut self, major: u32, minor: u32) -> Result<u32, String> {
+        if let Some(&i) = self.dev_ts.get(&(major, minor)) {
+            return Ok(i);
+        }
+        self.check_device_room()?;
+        let i = self.header.devices.len() as u32;
+        self.header.devices.push(crate::event::DeviceInfo {
+            name: format!("{major},{minor}"),
+            major: Some(major),
+            minor: Some(minor),
+            size_bytes: None,
+        });
+        self.dev_ts.insert((major, minor), i);
+        Ok(i)
+    }
+
+    fn check_device_room(&self) -> Result<(), String> {
+        if self.header.devices.len() >= MAX_DEVICES {
+            return Err(format!("more than {MAX_DEVICES} distinct devices"));
+        }
+        Ok(())
     }
 
     /// Handles one line of a CSV-like format: blank lines and `#` comments are ignored, a header
@@ -142,6 +177,7 @@ impl<F: LineFormat> TextDecoder<F> {
                 diagnostics: Diagnostics::default(),
                 events: VecDeque::new(),
                 devices: std::collections::HashMap::new(),
+                dev_ts: std::collections::HashMap::new(),
                 accepted_lines: 0,
                 stopped: false,
                 saw_header: false,
@@ -592,6 +628,26 @@ mod tests {
         assert_eq!(parse_scaled("-1", 9), None);
         assert_eq!(parse_scaled("1e3", 9), None);
         assert_eq!(parse_scaled("99999999999999999999", 9), None);
+    }
+
+    #[test]
+    fn the_device_table_is_bounded() {
+        let mut input = String::new();
+        for volume in 0..MAX_DEVICES + 10 {
+            input.push_str(&format!("1538323200,0,8,0,{volume}\n"));
+        }
+        let decoder = TextDecoder::new(crate::decode::tencent::Tencent::new());
+        let d = crate::decode::decode_chunked(decoder, input.as_bytes(), 1 << 16).expect("decodes");
+        assert_eq!(d.events.len(), MAX_DEVICES);
+        assert_eq!(d.header.devices.len(), MAX_DEVICES);
+        assert_eq!(d.diagnostics.skipped_records, 10);
+        assert_eq!(
+            d.diagnostics.reasons[0],
+            format!(
+                "line {}: more than {MAX_DEVICES} distinct devices",
+                MAX_DEVICES + 1
+            )
+        );
     }
 
     #[test]

@@ -87,7 +87,7 @@ impl Tracefs {
         }
         let op = op_with_range(op, rwbs, range.map_or(0, |(_, n)| n));
         let time_nanos = self.clock.relative(t.time_nanos, &mut out.header, |_| None);
-        let device = out.header.device_index_by_dev_t(major, minor);
+        let device = out.device_by_dev_t(major, minor)?;
         if is_request {
             let (sector, sectors) = match (range, op) {
                 (_, Op::Flush) => (0, 0),
