@@ -22,15 +22,26 @@ const TEXT_FORMATS: [TraceFormat; 9] = [
 ];
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let Some((&first, rest)) = data.split_first() else { return };
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
     let format = TEXT_FORMATS[usize::from(first) % TEXT_FORMATS.len()];
     common::decode(format, data);
     let options = DecodeOptions {
-        action: if first & 0x80 != 0 { Action::Queue } else { Action::Issue },
-        csv_columns: (first & 0x40 != 0)
-            .then(|| "time=0,op=1,offset=2,len=3,device=4,latency=5,pid=6,time_unit=us".to_string()),
+        action: if first & 0x80 != 0 {
+            Action::Queue
+        } else {
+            Action::Issue
+        },
+        csv_columns: (first & 0x40 != 0).then(|| {
+            "time=0,op=1,offset=2,len=3,device=4,latency=5,pid=6,time_unit=us".to_string()
+        }),
     };
-    let one_shot = TraceFormat::decoder(format, &options).ok().map(|d| decode_chunked(d, rest, usize::MAX));
-    let chunked = TraceFormat::decoder(format, &options).ok().map(|d| decode_chunked(d, rest, 7));
+    let one_shot = TraceFormat::decoder(format, &options)
+        .ok()
+        .map(|d| decode_chunked(d, rest, usize::MAX));
+    let chunked = TraceFormat::decoder(format, &options)
+        .ok()
+        .map(|d| decode_chunked(d, rest, 7));
     assert_eq!(one_shot, chunked, "{format:?}: chunking changed the result");
 });

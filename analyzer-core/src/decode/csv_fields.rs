@@ -129,9 +129,11 @@ impl CsvColumns {
                         v if v.chars().count() == 1 => {
                             Delimiter::Char(v.chars().next().unwrap_or(','))
                         }
-                        v => return Err(format!(
+                        v => {
+                            return Err(format!(
                             "delimiter {v:?} is not comma, semicolon, tab, space or one character"
-                        )),
+                        ))
+                        }
                     }
                 }
                 "skip_header" => {
