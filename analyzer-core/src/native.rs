@@ -51,6 +51,10 @@ pub const MAX_PAYLOAD_BYTES: usize = 64 << 20;
 /// events payload below [`MAX_PAYLOAD_BYTES`].
 pub const MAX_CHUNK_EVENTS: usize = 1 << 20;
 
+/// Device indices in events must stay below this. A reader gives events whose device the header
+/// does not list a placeholder entry, and this bounds how many it may add.
+pub const MAX_DEVICES: usize = 4096;
+
 /// The largest header payload a reader decodes (device lists are small).
 pub const MAX_HEADER_PAYLOAD_BYTES: usize = 1 << 20;
 
@@ -421,6 +425,24 @@ mod tests {
         assert_eq!(got.diagnostics.ignored_records, 1);
         assert_eq!(got.diagnostics.skipped_records, 0);
         assert_eq!(got.header, header());
+    }
+
+    #[test]
+    fn resync_finds_a_frame_behind_a_false_start_in_any_chunking() {
+        // Found by the decode_native fuzz target: a damaged frame, then a byte that starts like a
+        // chunk magic but is not one, then a valid header chunk within the same 20 bytes.
+        let mut input = MAGIC.to_vec();
+        input.extend_from_slice(&[1, 0, 0, 0, 0x89, b'B']);
+        input.extend_from_slice(&MAGIC);
+        input.extend_from_slice(&[1, 0, 0, 0]);
+        input.extend_from_slice(&encode_all(&header(), &sample_events(), small_chunks())[12..]);
+        let one_shot = decode(&input, input.len());
+        assert_eq!(one_shot.header, header());
+        assert_eq!(one_shot.events, sample_events());
+        assert_eq!(one_shot.diagnostics.skipped_records, 1);
+        for chunk in [1, 3, 7] {
+            assert_eq!(decode(&input, chunk), one_shot, "chunk {chunk}");
+        }
     }
 
     fn arb_event() -> impl Strategy<Value = IoEvent> {

@@ -258,14 +258,12 @@ fn find_frame(avail: &[u8]) -> Search {
     while let Some(p) = avail[i..].iter().position(|&b| b == CHUNK_MAGIC[0]) {
         let start = i + p;
         match avail.get(start..start + FRAME_BYTES) {
-            None => {
-                // Possibly a frame whose rest has not arrived yet.
-                return if avail[start..].starts_with(&CHUNK_MAGIC[..(avail.len() - start).min(4)]) {
-                    Search::NeedMore(start)
-                } else {
-                    Search::NeedMore(avail.len())
-                };
+            // Possibly a frame whose rest has not arrived yet: look again when it has. (A later
+            // candidate cannot be complete either, so nothing is missed by stopping here.)
+            None if avail[start..].starts_with(&CHUNK_MAGIC[..(avail.len() - start).min(4)]) => {
+                return Search::NeedMore(start);
             }
+            None => i = start + 1,
             Some(frame) if check_frame(frame).is_ok() => return Search::Found(start),
             Some(_) => i = start + 1,
         }
