@@ -1,0 +1,49 @@
+//! The host decode benchmark's loop (`benches/decode.rs`), exported to JavaScript so that
+//! `bench.mjs` can time it in wasm32 under Node: the same synthetic trace, the same encoder
+//! options, the same 1 MiB pushes.
+
+use analyzer_core::native::{encode_all, Compression, EncodeOptions, NativeDecoder};
+use analyzer_core::Decoder;
+use wasm_bindgen::prelude::wasm_bindgen;
+
+#[path = "../../common/synth.rs"]
+mod synth;
+
+thread_local! {
+    static TRACE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Builds the synthetic trace of `events` events, encodes it (LZ4 chunks when `lz4`) and keeps
+/// it for [`decode`]. Returns the file size in bytes.
+#[wasm_bindgen]
+pub fn prepare(events: usize, lz4: bool) -> usize {
+    let options = EncodeOptions {
+        compression: if lz4 { Compression::Lz4 } else { Compression::None },
+        ..EncodeOptions::default()
+    };
+    let bytes = encode_all(&synth::header(), &synth::events(events), options);
+    let len = bytes.len();
+    TRACE.with(|t| *t.borrow_mut() = bytes);
+    len
+}
+
+/// Decodes the prepared trace once, pushing 1 MiB at a time, and returns the events decoded.
+#[wasm_bindgen]
+pub fn decode() -> f64 {
+    TRACE.with(|t| {
+        let bytes = t.borrow();
+        let mut decoder = NativeDecoder::new();
+        let mut n = 0u64;
+        for chunk in bytes.chunks(1 << 20) {
+            decoder.push(chunk);
+            while let Ok(Some(_)) = decoder.next_event() {
+                n += 1;
+            }
+        }
+        decoder.finish();
+        while let Ok(Some(_)) = decoder.next_event() {
+            n += 1;
+        }
+        n as f64
+    })
+}
