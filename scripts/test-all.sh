@@ -60,7 +60,8 @@ step sans-io        check "$here/check-sans-io.sh"
 step clippy-host    check cargo clippy --workspace --exclude web-app --all-targets --quiet -- -D warnings
 step clippy-wasm-core check wasm_cargo clippy -p analyzer-core --lib --test wasm --quiet -- -D warnings
 step clippy-wasm-web  check wasm_cargo clippy -p web-app --all-targets --quiet -- -D warnings
-step test-host      tests cargo test --workspace --exclude web-app --no-fail-fast
+# Integration tests run the blocksight binary: build it first (see tests/src/lib.rs).
+step test-host      tests bash -c "cargo build --quiet --workspace --exclude web-app --bins && cargo test --workspace --exclude web-app --no-fail-fast"
 # The engine's wasm tests (tests/wasm.rs) run in headless Chromium: same bytes in, same answers
 # out as on the host. The lib's own unit tests are host-only (they use proptest).
 step test-wasm-core tests wasm_cargo test -p analyzer-core --test wasm

@@ -16,10 +16,12 @@ pub fn mix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// Combines a device index and a block number into one key (devices in the top 12 bits).
+/// Combines a device index and a block number into one key: the device in the top 24 bits, the
+/// block in the low 40. Distinct for up to 16 Mi devices of up to 2^40 blocks each (4 PiB at 4 KiB
+/// blocks); beyond that keys may collide, which only merges two blocks' statistics.
 #[inline]
 pub fn block_key(device: u32, block: u64) -> u64 {
-    block ^ (u64::from(device) << 52)
+    block ^ (u64::from(device) << 40)
 }
 
 /// A `Hasher` for integer keys: one multiply-mix per key, far cheaper than SipHash. Not

@@ -13,8 +13,8 @@
 //! Decoders return [`decode::DecodeError`] for fatal problems and count recoverable bad records in
 //! [`decode::Diagnostics`]. Every buffer is bounded, whatever the input's size or shape.
 
-pub mod array;
 pub mod analysis;
+pub mod array;
 pub mod cache;
 pub mod compress;
 pub mod decode;

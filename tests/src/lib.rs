@@ -14,24 +14,52 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
-/// Path of the `blocksight` binary built by cargo for this test run. Builds it when missing so
-/// that `cargo test -p blocksight-tests` works alone.
+/// Path of the `blocksight` binary built for this test run.
+///
+/// `cargo test` does not build other packages' binaries, and a nested `cargo build` would wait
+/// forever on the build-directory lock that `cargo test` holds, so the binary must be built
+/// first (`scripts/test-all.sh` runs `cargo build --bins` before `cargo test`). A binary older
+/// than a source file of the collector or the engine gets a loud warning (not a failure: other
+/// people's edits in a shared tree would otherwise fail unrelated test runs).
 pub fn blocksight_bin() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target"));
     let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
     let bin = target.join(profile).join("blocksight");
-    if !bin.exists() {
-        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        cmd.args(["build", "-p", "collector", "--bin", "blocksight"]).current_dir(workspace_root());
-        if !cfg!(debug_assertions) {
-            cmd.arg("--release");
+    let hint = if cfg!(debug_assertions) {
+        "run `cargo build -p collector` before `cargo test`"
+    } else {
+        "run `cargo build --release -p collector` before `cargo test --release`"
+    };
+    let built = std::fs::metadata(&bin)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| panic!("{} does not exist: {hint}", bin.display()));
+    let root = workspace_root();
+    for dir in ["collector/src", "analyzer-core/src"] {
+        if let Some(newer) = newest_file(&root.join(dir)).filter(|(t, _)| *t > built) {
+            eprintln!("WARNING: {} is older than {}: {hint}", bin.display(), newer.1.display());
         }
-        let status = cmd.status().expect("cargo runs");
-        assert!(status.success(), "building blocksight failed");
     }
     bin
+}
+
+fn newest_file(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
+    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let candidate = if path.is_dir() {
+            newest_file(&path)
+        } else {
+            entry.metadata().and_then(|m| m.modified()).ok().map(|t| (t, path))
+        };
+        if let Some(c) = candidate {
+            if newest.as_ref().is_none_or(|n| c.0 > n.0) {
+                newest = Some(c);
+            }
+        }
+    }
+    newest
 }
 
 /// Runs `blocksight ARGS...` and returns its output.
