@@ -36,6 +36,9 @@ fn spawn_worker(dispatch: UseReducerDispatcher<AppState>) -> WorkerBridge<Engine
     spawner.spawn_with_loader(&url)
 }
 
+/// The last whole-trace load: source, file name, size.
+type LastSource = (Source, String, Option<u64>);
+
 /// A load to start: a whole trace, or (with `window_nanos`) a time window of the last one.
 #[derive(Clone)]
 struct StartLoad {
@@ -78,7 +81,7 @@ pub fn App() -> Html {
     let first_chart_marked = use_mut_ref(|| false);
 
     // The last whole-trace source, re-read when the time window changes.
-    let last_source: Rc<RefCell<Option<(Source, String, Option<u64>)>>> = use_mut_ref(|| None);
+    let last_source: Rc<RefCell<Option<LastSource>>> = use_mut_ref(|| None);
     let start = {
         let bridge = bridge.clone();
         let state = state.clone();
@@ -153,7 +156,7 @@ pub fn App() -> Html {
     }
     {
         let url = state.url.clone();
-        use_effect_with(url, move |url| write_hash(url));
+        use_effect_with(url, write_hash);
     }
     // The brush: a new time window re-analyses the trace for that window; clearing it goes
     // back to the whole trace's results without re-reading.

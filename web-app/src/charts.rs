@@ -52,7 +52,14 @@ pub trait Chart: PartialEq + Clone + 'static {
     /// The read-out for the pointer at backend pixel `(x, y)`, if it is over data.
     fn hover(&self, layout: &Layout, x: i32, y: i32) -> Option<String>;
     fn table(&self) -> Table;
+    /// Colour keys shown above the chart (name, CSS colour).
+    fn legend(&self) -> Vec<(&'static str, &'static str)> {
+        Vec::new()
+    }
 }
+
+/// The read/write colour key as CSS colours.
+pub const READ_WRITE_LEGEND: [(&str, &str); 2] = [("reads", "#2f6fb5"), ("writes", "#e07b24")];
 
 /// Maps a plotters drawing error to text for the chart's error line.
 pub fn draw_error<E: std::fmt::Debug>(e: E) -> String {

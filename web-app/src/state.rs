@@ -67,6 +67,9 @@ pub struct AppState {
     pub scoped_job: Option<JobId>,
     /// The window (seconds) the current or last scoped job analyses.
     pub scoped_window: Option<(f64, f64)>,
+    /// In a report: the results written by `blocksight report`, whose file description (name,
+    /// size, original format) live re-analyses of the embedded copy keep.
+    pub report: Option<Rc<Results>>,
 }
 
 impl AppState {
@@ -80,6 +83,7 @@ impl AppState {
             next_job: 1,
             scoped_job: None,
             scoped_window: None,
+            report: None,
         }
     }
 
@@ -166,7 +170,15 @@ impl Reducible for AppState {
                     }
                     Response::Done { results, .. } => {
                         s.load_ms = Some(now_ms - loading.started_ms);
-                        let results = Rc::new(*results);
+                        let mut results = *results;
+                        if let Some(r) = &s.report {
+                            results.file_name = r.file_name.clone();
+                            results.file_bytes = r.file_bytes;
+                            results.format = r.format.clone();
+                            results.format_description = r.format_description.clone();
+                            results.compression = r.compression.clone();
+                        }
+                        let results = Rc::new(results);
                         if s.scoped_job != Some(loading.job) {
                             s.full = Some(results.clone());
                         }
@@ -188,6 +200,7 @@ impl Reducible for AppState {
             }
             Action::Preloaded(results) => {
                 let results = Rc::new(*results);
+                s.report = Some(results.clone());
                 s.full = Some(results.clone());
                 s.results = Some(results);
                 if !matches!(s.phase, Phase::Loading(_)) {

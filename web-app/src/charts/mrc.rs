@@ -96,6 +96,7 @@ impl Chart for MrcChart {
             .x_desc("cache size")
             .y_desc("hit ratio (%)")
             .x_label_formatter(&|x| bytes(x.max(0.0) as u64))
+            .light_line_style(RGBColor(240, 240, 240))
             .label_style(AXIS_FONT)
             .draw()
             .map_err(draw_error)?;

@@ -92,6 +92,7 @@ impl Chart for SizeHistogram {
             })
             .y_desc("requests")
             .y_label_formatter(&|y| count(y.round() as u64))
+            .light_line_style(RGBColor(240, 240, 240))
             .label_style(AXIS_FONT)
             .draw()
             .map_err(draw_error)?;
@@ -140,6 +141,10 @@ impl Chart for SizeHistogram {
         ))
     }
 
+    fn legend(&self) -> Vec<(&'static str, &'static str)> {
+        super::READ_WRITE_LEGEND.to_vec()
+    }
+
     fn table(&self) -> Table {
         let total = self.total();
         Table {
@@ -177,7 +182,7 @@ mod tests {
             s.observe(&IoEvent {
                 time_nanos: i as u64,
                 device: 0,
-                offset_bytes: i as u64 * 1 << 20,
+                offset_bytes: (i as u64) << 20,
                 len_bytes,
                 op,
                 latency_nanos: None,

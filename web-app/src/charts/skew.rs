@@ -9,10 +9,13 @@ use plotters::prelude::*;
 use super::{draw_error, Chart, Layout, Table, AXIS_FONT, OTHER_COLOR, READ_COLOR, WRITE_COLOR};
 use crate::units::bytes;
 
+/// Skew curve points: (footprint fraction, I/O fraction, bytes of hottest data).
+pub type SkewPoints = Vec<(f64, f64, u64)>;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct SkewChart {
-    /// (name, points as (footprint fraction, io fraction, bytes)).
-    pub series: Vec<(&'static str, Vec<(f64, f64, u64)>)>,
+    /// (population name, points).
+    pub series: Vec<(&'static str, SkewPoints)>,
 }
 
 fn points(set: &HotSet) -> Vec<(f64, f64, u64)> {
@@ -85,6 +88,7 @@ impl Chart for SkewChart {
             .configure_mesh()
             .x_desc("hottest share of the footprint (%)")
             .y_desc("share of I/Os (%)")
+            .light_line_style(RGBColor(240, 240, 240))
             .label_style(AXIS_FONT)
             .draw()
             .map_err(draw_error)?;

@@ -111,6 +111,7 @@ impl Chart for TimelineChart {
             .configure_mesh()
             .x_desc("seconds from the first request")
             .y_desc(self.metric.unit())
+            .light_line_style(RGBColor(240, 240, 240))
             .label_style(AXIS_FONT)
             .draw()
             .map_err(draw_error)?;
@@ -164,6 +165,10 @@ impl Chart for TimelineChart {
             fmt(b.2),
             u = self.metric.unit()
         ))
+    }
+
+    fn legend(&self) -> Vec<(&'static str, &'static str)> {
+        super::READ_WRITE_LEGEND.to_vec()
     }
 
     fn table(&self) -> Table {

@@ -166,6 +166,11 @@ pub fn ChartCard<C: Chart>(props: &ChartCardProps<C>) -> Html {
         <section class="chart-card" data-testid={format!("chart-{id}")}>
             <header>
                 <h3>{ props.chart.title() }</h3>
+                <span class="legend">
+                    { for props.chart.legend().into_iter().map(|(name, color)| html! {
+                        <span><i style={format!("background:{color}")}></i>{ name }</span>
+                    }) }
+                </span>
                 <button class="link" onclick={toggle}>
                     { if props.as_table { "Show as chart" } else { "Show as table" } }
                 </button>

@@ -1,0 +1,260 @@
+// Browser end-to-end tests of the web app and the offline report, in Debian's headless Chromium
+// through playwright-core. Run with `node --test` in this folder after scripts/build-web.sh.
+//
+// Each test uses real data: the bundled pgbench sample (tests/data/sample), compared number for
+// number with `blocksight stat --json` / `analyze --json` on the same file.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch, watch } from './browser.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..', '..');
+const SAMPLE = join(root, 'tests/data/sample/pgbench.tracefs.txt.zst');
+const SHOTS = join(root, 'target/e2e-screenshots');
+const WORK = join(root, 'target/e2e-work');
+
+function blocksightBin() {
+  if (process.env.BLOCKSIGHT_BIN) return process.env.BLOCKSIGHT_BIN;
+  const dirs = [process.env.CARGO_TARGET_DIR, join(root, 'target')].filter(Boolean);
+  for (const d of dirs) {
+    for (const p of ['release', 'debug']) {
+      const bin = join(d, p, 'blocksight');
+      if (existsSync(bin)) return bin;
+    }
+  }
+  execFileSync('cargo', ['build', '-p', 'collector', '--quiet'], { cwd: root, stdio: 'inherit' });
+  return join(process.env.CARGO_TARGET_DIR || join(root, 'target'), 'debug', 'blocksight');
+}
+
+const BIN = blocksightBin();
+const run = (args) => execFileSync(BIN, args, { cwd: root, maxBuffer: 1 << 28 }).toString();
+
+let browser;
+let server;
+let baseUrl;
+let stat;
+
+before(async () => {
+  assert.ok(existsSync(join(root, 'dist/index.html')), 'dist/ missing: run scripts/build-web.sh first');
+  mkdirSync(SHOTS, { recursive: true });
+  mkdirSync(WORK, { recursive: true });
+  stat = JSON.parse(run(['stat', '--json', '-q', SAMPLE]));
+  server = spawn(BIN, ['serve', '--port', '0', SAMPLE], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  baseUrl = await new Promise((ok, fail) => {
+    let out = '';
+    server.stdout.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('http://'));
+      if (line) ok(line.trim());
+    });
+    server.on('exit', (c) => fail(new Error(`blocksight serve exited with ${c}`)));
+  });
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill();
+});
+
+async function waitReady(page) {
+  await page.waitForFunction(() => document.querySelector('main')?.dataset.phase === 'ready', null, { timeout: 120_000 });
+}
+
+async function card(page, key) {
+  return page.locator(`[data-testid=card-${key}]`).getAttribute('data-value');
+}
+
+/// Drops `bytes` as a file named `name` on the drop zone, as a user's drag and drop does.
+async function drop(page, name, bytes) {
+  await page.evaluate(([name, b64]) => {
+    const bin = atob(b64);
+    const arr = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) arr[i] = bin.charCodeAt(i);
+    const dt = new DataTransfer();
+    dt.items.add(new File([arr], name));
+    const zone = document.querySelector('[data-testid=drop-zone]');
+    zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, [name, Buffer.from(bytes).toString('base64')]);
+}
+
+async function assertOverviewMatchesStat(page) {
+  assert.equal(await card(page, 'events'), String(stat.events));
+  assert.equal(await card(page, 'reads'), String(stat.reads));
+  assert.equal(await card(page, 'writes'), String(stat.writes));
+  assert.equal(await card(page, 'footprint'), String(stat.footprint_bytes));
+  assert.equal(await card(page, 'duration'), String(stat.duration_nanos));
+}
+
+test('dropping the real sample trace shows the same numbers as blocksight stat and analyze', async () => {
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl.replace(/\?.*$/, ''));
+  await drop(page, 'pgbench.tracefs.txt.zst', readFileSync(SAMPLE));
+  await waitReady(page);
+  await assertOverviewMatchesStat(page);
+  const text = await page.locator('[data-testid=trace-line]').innerText();
+  assert.match(text, /tracefs/);
+  await page.locator('[data-testid=chart-sizes]').waitFor();
+  await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
+
+  // Hover read-out and "show as table".
+  const canvas = page.locator('#chart-sizes');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.2, box.y + box.height * 0.6);
+  assert.match(await page.locator('[data-testid=readout-sizes]').innerText(), /requests/);
+  await page.getByRole('button', { name: 'Show as table' }).first().click();
+  const rows = await page.locator('[data-testid=table-sizes] tbody tr').count();
+  assert.ok(rows > 0);
+  assert.match(page.url(), /table=sizes/);
+
+  // Hot data: the views of the engine's analysis; the heat map toggle lives in the URL.
+  await page.locator('[data-testid=tab-hot]').click();
+  await page.locator('[data-testid=view-hot]').waitFor();
+  await page.locator('[data-testid=heat-writes]').click();
+  assert.match(page.url(), /heat=writes/);
+  const analyze = JSON.parse(run(['analyze', '--json', '-q', SAMPLE]));
+  const hot80 = analyze.hot.all.hot_sizes.find((h) => Math.abs(h.io_fraction - 0.8) < 1e-9);
+  if (hot80) {
+    assert.match(await page.locator('[data-testid=hot80]').innerText(), /80% of block accesses/);
+  }
+  await page.screenshot({ path: join(SHOTS, 'hot-data.png'), fullPage: true });
+
+  // The brush: drag across the middle of the timeline; every view is re-scoped to the window.
+  await page.locator('#chart-timeline').scrollIntoViewIfNeeded();
+  const tl = await page.locator('#chart-timeline').boundingBox();
+  await page.mouse.move(tl.x + tl.width * 0.4, tl.y + tl.height * 0.5);
+  await page.mouse.down();
+  await page.mouse.move(tl.x + tl.width * 0.6, tl.y + tl.height * 0.5, { steps: 5 });
+  await page.mouse.up();
+  await page.locator('[data-testid=window-banner]').waitFor();
+  assert.match(page.url(), /win=/);
+  await waitReady(page);
+  await page.locator('[data-testid=tab-overview]').click();
+  const scoped = Number(await card(page, 'events'));
+  assert.ok(scoped > 0 && scoped < stat.events, `scoped events ${scoped} of ${stat.events}`);
+  await page.screenshot({ path: join(SHOTS, 'time-window.png'), fullPage: true });
+  await page.getByRole('button', { name: 'Show the whole trace' }).click();
+  await page.waitForFunction((n) => document.querySelector('[data-testid=card-events]')?.dataset.value === n, String(stat.events));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the cache view answers from the precomputed curve when the size moves', async () => {
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  // `blocksight serve` preloads the trace through ?url=.
+  await page.goto(baseUrl);
+  await waitReady(page);
+  await assertOverviewMatchesStat(page);
+  await page.locator('[data-testid=tab-cache]').click();
+  const analyze = JSON.parse(run(['analyze', '--json', '-q', SAMPLE]));
+  const rec = analyze.cache_sizing.recommendation?.recommended;
+  if (rec) assert.equal(await card(page, 'recommended'), String(rec.size_bytes));
+  const prediction = page.locator('[data-testid=cache-prediction]');
+  const before = await prediction.getAttribute('data-value');
+  await page.locator('[data-testid=cache-size]').evaluate((el) => {
+    el.value = '150';
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await page.waitForFunction((b) => document.querySelector('[data-testid=cache-prediction]').dataset.value !== b, before);
+  const after = await prediction.getAttribute('data-value');
+  assert.notEqual(after, before);
+  assert.match(page.url(), /cache=\d+/);
+  await page.screenshot({ path: join(SHOTS, 'cache.png'), fullPage: true });
+  // The URL hash alone reproduces the view.
+  const again = await browser.context.newPage();
+  await again.goto(page.url());
+  await waitReady(again);
+  assert.equal(await again.locator('[data-testid=cache-prediction]').getAttribute('data-value'), after);
+  await again.close();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the exported report opens from file:// with no network, renders and its knobs work', async () => {
+  const out = join(WORK, 'report.html');
+  execFileSync(BIN, ['report', '-q', SAMPLE, '-o', out], { cwd: root });
+  const context = browser.context;
+  const page = await context.newPage();
+  const problems = watch(page);
+  const external = [];
+  await page.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith('file://') || url.startsWith('blob:') || url.startsWith('data:')) return route.continue();
+    external.push(url);
+    return route.abort();
+  });
+  await page.goto('file://' + out);
+  await page.locator('[data-testid=card-events]').waitFor({ timeout: 60_000 });
+  await waitReady(page);
+  await assertOverviewMatchesStat(page);
+  assert.match(await page.title(), /pgbench/);
+  await page.locator('[data-testid=tab-cache]').click();
+  const prediction = page.locator('[data-testid=cache-prediction]');
+  const before = await prediction.getAttribute('data-value');
+  await page.locator('[data-testid=cache-size]').evaluate((el) => {
+    el.value = '900';
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await page.waitForFunction((b) => document.querySelector('[data-testid=cache-prediction]').dataset.value !== b, before);
+  await page.locator('[data-testid=tab-hot]').click();
+  await page.locator('[data-testid=heat-reads]').click();
+  await page.locator('#chart-heatmap').waitFor();
+  await page.screenshot({ path: join(SHOTS, 'report-offline.png'), fullPage: true });
+  assert.deepEqual(external, [], 'the report made network requests');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a hostile trace shows its strings as text, never as markup', async () => {
+  const evil = '<img src=x onerror=window.__pwned=1>';
+  const lines = ['time_nanos,device,offset_bytes,len_bytes,op,latency_nanos,pid'];
+  for (let i = 0; i < 200; i++) lines.push(`${i * 1000000},${evil},${(i % 50) * 4096},4096,${i % 3 ? 'read' : 'write'},,`);
+  const csv = lines.join('\n') + '\n';
+  const file = join(WORK, 'hostile.csv');
+  writeFileSync(file, csv);
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl.replace(/\?.*$/, ''));
+  await drop(page, '<script>window.__pwned=2</script>.csv', Buffer.from(csv));
+  await waitReady(page);
+  assert.equal(await page.locator('[data-testid=devices]').innerText(), evil);
+  assert.match(await page.locator('[data-testid=file-name]').innerText(), /<script>/);
+  await page.locator('[data-testid=tab-hot]').click();
+  await page.locator('#chart-heatmap').waitFor();
+  assert.equal(await page.locator('main img').count(), 0);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  await page.screenshot({ path: join(SHOTS, 'hostile.png'), fullPage: true });
+  await page.close();
+
+  // The same file as a report.
+  const out = join(WORK, 'hostile.html');
+  execFileSync(BIN, ['report', '-q', file, '-o', out], { cwd: root });
+  const html = readFileSync(out, 'utf8');
+  assert.ok(!html.includes('<img'), 'trace text appears verbatim in the report');
+  const rp = await browser.context.newPage();
+  await rp.goto('file://' + out);
+  await waitReady(rp);
+  assert.equal(await rp.locator('[data-testid=devices]').innerText(), evil);
+  assert.equal(await rp.locator('main img').count(), 0);
+  assert.equal(await rp.evaluate(() => window.__pwned), undefined);
+  assert.deepEqual(problems, []);
+  await rp.close();
+});
+
+test('a file that is not a trace gets a plain-words error', async () => {
+  const page = await browser.context.newPage();
+  await page.goto(baseUrl.replace(/\?.*$/, ''));
+  await drop(page, 'notes.pdf', Buffer.from('%PDF-1.7\n' + 'x'.repeat(5000)));
+  await page.locator('[data-testid=error-text]').waitFor();
+  assert.match(await page.locator('[data-testid=error-text]').innerText(), /does not recognise this file/);
+  await page.screenshot({ path: join(SHOTS, 'error.png'), fullPage: true });
+  await page.close();
+});

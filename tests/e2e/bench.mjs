@@ -1,0 +1,61 @@
+// Benchmark (not a test): time from choosing a trace to the first chart, in headless Chromium.
+//   node bench.mjs 100        generates a ~100 MB CSV trace (once) and measures it
+//   node bench.mjs FILE       measures FILE
+// Prints the drop -> results and drop -> first chart times and the peak JS heap of the page.
+import { spawn, execFileSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch } from './browser.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..', '..');
+const arg = process.argv[2] ?? '100';
+const bin = process.env.BLOCKSIGHT_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'release', 'blocksight');
+
+/// A synthetic but realistic-shaped trace in Blocksight's CSV export format: 70% reads, a skewed
+/// (Zipf-like) address distribution over 64 GiB, 4-64 KiB requests, 20k requests per second.
+async function generate(megabytes, path) {
+  const out = createWriteStream(path);
+  out.write('time_nanos,device,offset_bytes,len_bytes,op,latency_nanos,pid\n');
+  let bytes = 0;
+  let i = 0;
+  let seed = 12345;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  while (bytes < megabytes * 1e6) {
+    let chunk = '';
+    for (let k = 0; k < 10000; k++, i++) {
+      const block = Math.floor(Math.pow(rnd(), 3) * 16777216);
+      const len = 4096 << Math.floor(rnd() * 5);
+      const line = `${i * 50000},sdb,${block * 4096},${len},${rnd() < 0.7 ? 'read' : 'write'},${100000 + Math.floor(rnd() * 900000)},${1000 + (i % 7)}\n`;
+      chunk += line;
+    }
+    bytes += chunk.length;
+    if (!out.write(chunk)) await new Promise((r) => out.once('drain', r));
+  }
+  await new Promise((r) => out.end(r));
+}
+
+let file = arg;
+if (/^\d+$/.test(arg)) {
+  mkdirSync(join(root, 'target/e2e-work'), { recursive: true });
+  file = join(root, 'target/e2e-work', `bench-${arg}MB.csv`);
+  if (!existsSync(file)) await generate(Number(arg), file);
+}
+const size = statSync(file).size;
+const server = spawn(bin, ['serve', '--port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+const url = await new Promise((ok) => server.stdout.on('data', (d) => ok(String(d).trim().split('\n')[0])));
+const { context, close } = await launch();
+const page = await context.newPage();
+await page.goto(url);
+await page.locator('[data-testid=file-input]').setInputFiles(file);
+await page.waitForFunction(() => ['ready', 'failed'].includes(document.querySelector('main')?.dataset.phase), null, { timeout: 3_600_000, polling: 500 });
+await page.waitForFunction(() => window.__blocksightTimings?.['first-chart'], null, { timeout: 60_000 }).catch(() => {});
+const t = await page.evaluate(() => window.__blocksightTimings);
+const phase = await page.evaluate(() => document.querySelector('main').dataset.phase);
+const events = await page.locator('[data-testid=card-events]').getAttribute('data-value').catch(() => null);
+const loadText = await page.locator('[data-testid=load-time]').innerText().catch(() => '');
+console.log(JSON.stringify({ file, size_bytes: size, phase, events, drop_to_first_chart_ms: t && t['first-chart'] - t.drop, load: loadText }));
+if (phase === 'failed') console.log(await page.locator('[data-testid=error-text]').innerText());
+await close();
+server.kill();
