@@ -104,6 +104,8 @@ pub struct Decompressor {
     member_bytes: u64,
     zstd: FrameDecoder,
     zstd_checksum: bool,
+    /// An error found after some output, reported by the next `read`.
+    pending_error: Option<DecodeError>,
 }
 
 impl Default for Decompressor {
@@ -217,6 +219,7 @@ impl Decompressor {
             member_bytes: 0,
             zstd: FrameDecoder::new(),
             zstd_checksum: false,
+            pending_error: None,
         }
     }
 
@@ -264,6 +267,9 @@ impl Decompressor {
     /// means more input is needed, or, when [`Decompressor::is_done`], that the input is
     /// exhausted. After `finish`, an input that ends inside a member or frame is an error.
     pub fn read(&mut self, out: &mut Vec<u8>) -> Result<usize, DecodeError> {
+        if let Some(e) = self.pending_error.take() {
+            return Err(e);
+        }
         loop {
             let at = self.base_offset + self.pos as u64;
             let avail = &self.input[self.pos..];
@@ -320,7 +326,15 @@ impl Decompressor {
                         Ok(s) => s,
                         Err(e) => {
                             let at = at + consumed as u64;
-                            return Err(self.error(at, format!("corrupt deflate data: {e}")));
+                            let err = self.error(at, format!("corrupt deflate data: {e}"));
+                            // Hand out what was decoded before the damage first, so that the
+                            // error comes at the same point of the output however the input
+                            // was split.
+                            if produced > 0 {
+                                self.pending_error = Some(err);
+                                return Ok(produced);
+                            }
+                            return Err(err);
                         }
                     };
                     self.crc.update(&out[start..]);
@@ -791,6 +805,19 @@ mod tests {
         bad[4] |= 0x08; // a reserved descriptor bit
         let err = decode_err(&bad, 7);
         assert!(err.to_string().starts_with("zstd: at byte 0"), "{err}");
+    }
+
+    #[test]
+    fn an_error_after_some_output_comes_after_that_output_in_any_chunking() {
+        // Found by the decompress fuzz target: damaged deflate data whose decodable prefix is
+        // not a native trace. Whatever the chunking, the native decoder must see (and reject)
+        // that prefix before the deflate error surfaces.
+        let input =
+            include_bytes!("../../tests/data/native/regressions/gzip_error_after_output.gz");
+        let one_shot = decode_err(input, input.len());
+        for chunk in [1, 7, 64] {
+            assert_eq!(decode_err(input, chunk), one_shot, "chunk {chunk}");
+        }
     }
 
     #[test]

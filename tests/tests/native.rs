@@ -227,3 +227,17 @@ fn stat_warns_about_a_cut_recording() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("incomplete record"));
 }
+
+#[test]
+fn fuzz_regressions_decode_the_same_in_any_chunking() {
+    let bytes =
+        std::fs::read(native_dir().join("regressions/resync_false_start.bst")).expect("read");
+    let one_shot = decode_chunked(NativeDecoder::new(), &bytes, bytes.len());
+    for chunk in [1, 3, 7, 16] {
+        assert_eq!(
+            decode_chunked(NativeDecoder::new(), &bytes, chunk),
+            one_shot,
+            "chunk {chunk}"
+        );
+    }
+}
