@@ -35,7 +35,10 @@ fn native(c: &mut Criterion) {
     let mut group = c.benchmark_group("native_decode");
     group.sample_size(20);
     for compression in [Compression::None, Compression::Lz4] {
-        let options = EncodeOptions { compression, ..EncodeOptions::default() };
+        let options = EncodeOptions {
+            compression,
+            ..EncodeOptions::default()
+        };
         let bytes = encode_all(&header, &events, options);
         eprintln!(
             "native {compression:?}: {} events, {} bytes, {:.2} bytes/event",

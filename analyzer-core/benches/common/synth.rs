@@ -39,8 +39,14 @@ impl Rng {
 pub fn header() -> TraceHeader {
     TraceHeader {
         devices: vec![
-            DeviceInfo { size_bytes: Some(512 << 30), ..DeviceInfo::named("nvme0n1") },
-            DeviceInfo { size_bytes: Some(2 << 40), ..DeviceInfo::named("sdb") },
+            DeviceInfo {
+                size_bytes: Some(512 << 30),
+                ..DeviceInfo::named("nvme0n1")
+            },
+            DeviceInfo {
+                size_bytes: Some(2 << 40),
+                ..DeviceInfo::named("sdb")
+            },
         ],
         host: Some("synthetic-db".into()),
         tool_version: Some("blocksight bench".into()),
@@ -76,7 +82,11 @@ pub fn events(count: usize) -> Vec<IoEvent> {
         if run.2 == 0 && rng.below(100) < 40 / 4 {
             // Start a run; runs are long, so a tenth of the starts gives 40% of requests.
             let size = [4096u32, 16384, 65536, 131072][rng.below(4) as usize];
-            let op = if rng.below(10) < 7 { Op::Read } else { Op::Write };
+            let op = if rng.below(10) < 7 {
+                Op::Read
+            } else {
+                Op::Write
+            };
             run = (
                 rng.below(device_blocks) * BLOCK_BYTES,
                 size,

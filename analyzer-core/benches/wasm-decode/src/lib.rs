@@ -18,7 +18,11 @@ thread_local! {
 #[wasm_bindgen]
 pub fn prepare(events: usize, lz4: bool) -> usize {
     let options = EncodeOptions {
-        compression: if lz4 { Compression::Lz4 } else { Compression::None },
+        compression: if lz4 {
+            Compression::Lz4
+        } else {
+            Compression::None
+        },
         ..EncodeOptions::default()
     };
     let bytes = encode_all(&synth::header(), &synth::events(events), options);
