@@ -14,7 +14,11 @@ target_dir=${FUZZ_TARGET_DIR:-$root/fuzz/target}
 if [ $# -gt 0 ]; then targets=("$@"); else mapfile -t targets < <(cargo +nightly fuzz list); fi
 # `cargo fuzz run` builds what it runs; building everything first keeps compile time out of the
 # fuzzing time and stops early on a build error.
-cargo +nightly fuzz build -O --target-dir "$target_dir" || exit 1
+if [ $# -gt 0 ]; then
+  for t in "${targets[@]}"; do cargo +nightly fuzz build -O --target-dir "$target_dir" "$t" || exit 1; done
+else
+  cargo +nightly fuzz build -O --target-dir "$target_dir" || exit 1
+fi
 failed=0
 for t in "${targets[@]}"; do
   corpus=corpus/$t
