@@ -64,7 +64,7 @@ step clippy-wasm-web  check wasm_cargo clippy -p web-app --all-targets --quiet -
 step test-host      tests bash -c "cargo build --quiet --workspace --exclude web-app --bins && cargo test --workspace --exclude web-app --no-fail-fast"
 # The engine's wasm tests (tests/wasm.rs) run in headless Chromium: same bytes in, same answers
 # out as on the host. The lib's own unit tests are host-only (they use proptest).
-step test-wasm-core tests wasm_cargo test -p analyzer-core --test wasm
+step test-wasm-core tests wasm_cargo test --release -p analyzer-core --test wasm
 step test-wasm-web  tests wasm_cargo test -p web-app
 rm -rf "${TMPDIR:-/tmp}"/org.chromium.Chromium.scoped_dir.* 2>/dev/null
 step trunk-build    check "$here/build-web.sh"

@@ -189,7 +189,8 @@ pub fn read_events_with_header(
         // A column mapping only makes sense for the generic CSV format.
         None if args.csv_columns.is_some() => TraceFormat::GenericCsv,
         None => {
-            let first = &sources[0];
+            // blktrace's per-CPU files are often empty for idle CPUs: sniff the first with data.
+            let first = sources.iter().find(|s| !s.head.is_empty()).unwrap_or(&sources[0]);
             analyzer_core::format::sniff(&first.head).with_context(|| {
                 format!(
                     "cannot tell the format of {} from its first bytes; name it with --format \
