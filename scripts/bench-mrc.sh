@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Scale runs of the miss-ratio-curve engines (too long for criterion), with peak RSS:
 #   exact LRU MRC over 100M requests (target <= 15 s), SHARDS R=0.001 over 1B requests
-#   (target <= 30 s, bounded memory), and the generator alone for reference.
+#   (target <= 30 s, bounded memory), and the generator alone for reference. The exact run is
+#   done for a 1M-item universe (footprint ~3.4M lines) and the default 8M (~17M lines).
 # Usage: scripts/bench-mrc.sh [REPEATS]   (default 3; prints each run's time and peak RSS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,7 @@ run() {
   done
 }
 run gen 100000000
+run exact 100000000 1048576
 run exact 100000000
 run gen 1000000000
 run shards-rate:0.001 1000000000

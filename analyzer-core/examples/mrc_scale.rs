@@ -2,13 +2,14 @@
 //! 100M requests and SHARDS over 1B requests. `scripts/bench-mrc.sh` runs them under
 //! `/usr/bin/time -v` for the peak RSS.
 //!
-//! `cargo run --release -p analyzer-core --example mrc_scale -- MODE REQUESTS`, MODE one of
-//! `gen` (the generator alone, to subtract), `exact`, `shards-rate:R`, `shards-size:S`.
+//! `cargo run --release -p analyzer-core --example mrc_scale -- MODE REQUESTS [ITEMS]`, MODE one
+//! of `gen` (the generator alone, to subtract), `exact`, `shards-rate:R`, `shards-size:S`; ITEMS
+//! the power-law universe (default 8M; the scan region is twice as many lines).
 //!
 //! The trace is generated on the fly (1B events would not fit in memory): 4 KiB requests, 90%
-//! drawn from a power law (rank = U^u for uniform u, i.e. Zipf with exponent 1) over U = 8M items
-//! whose ranks drift by one item every 64 requests, 10% from a sequential scan over a 64 GiB
-//! region; one in four requests is a write.
+//! drawn from a power law (rank = U^u for uniform u, i.e. Zipf with exponent 1) over U items
+//! whose ranks drift by one item every 64 requests, 10% from a sequential scan over 2U lines;
+//! one in four requests is a write.
 
 use std::time::Instant;
 
@@ -17,13 +18,12 @@ use analyzer_core::mrc::shards::ShardsMode;
 use analyzer_core::mrc::{LruMrc, SizeSpec};
 use analyzer_core::{IoEvent, Op, TraceHeader};
 
-const UNIVERSE: f64 = (8u64 << 20) as f64;
-const SCAN_LINES: u64 = 16 << 20;
-
 struct Gen {
     state: u64,
     scan: u64,
     i: u64,
+    universe: f64,
+    scan_lines: u64,
 }
 
 impl Gen {
@@ -33,11 +33,11 @@ impl Gen {
         let r = mix64(self.state);
         self.i += 1;
         let line = if r % 10 == 0 {
-            self.scan = (self.scan + 1) % SCAN_LINES;
+            self.scan = (self.scan + 1) % self.scan_lines;
             (1 << 40) + self.scan
         } else {
             let u = (r >> 11) as f64 / (1u64 << 53) as f64;
-            let rank = UNIVERSE.powf(u) as u64;
+            let rank = self.universe.powf(u) as u64;
             mix64(rank + self.i / 64) % (1 << 30)
         };
         IoEvent {
@@ -56,13 +56,19 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(mode), Some(n)) = (args.get(1), args.get(2).and_then(|s| s.parse::<u64>().ok()))
     else {
-        eprintln!("usage: mrc_scale gen|exact|shards-rate:R|shards-size:S REQUESTS");
+        eprintln!("usage: mrc_scale gen|exact|shards-rate:R|shards-size:S REQUESTS [ITEMS]");
         std::process::exit(2);
     };
+    let items = args
+        .get(3)
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(8 << 20);
     let mut gen = Gen {
         state: 42,
         scan: 0,
         i: 0,
+        universe: items as f64,
+        scan_lines: 2 * items,
     };
     let mrc = if mode == "exact" {
         Some(LruMrc::exact(4096))
