@@ -69,7 +69,8 @@ step test-wasm-web  tests wasm_cargo test -p web-app
 rm -rf "${TMPDIR:-/tmp}"/org.chromium.Chromium.scoped_dir.* 2>/dev/null
 step trunk-build    check "$here/build-web.sh"
 if [ -f tests/e2e/package.json ]; then
-  step e2e-browser  tests bash -c "cd tests/e2e && node --test"
+  # The browser tests drive the debug blocksight built by the test-host step (report, serve).
+  step e2e-browser  tests bash -c "cd tests/e2e && BLOCKSIGHT_BIN=\"${CARGO_TARGET_DIR:-$root/target}/debug/blocksight\" node --test"
   rm -rf "${TMPDIR:-/tmp}"/org.chromium.Chromium.scoped_dir.* 2>/dev/null
 fi
 

@@ -219,7 +219,10 @@ mod tests {
         assert_eq!(PolicyKind::from_name("nope"), None);
         // JSON uses the same names as the command line.
         for p in PolicyKind::ALL {
-            assert_eq!(serde_json::to_string(&p).ok(), Some(format!("\"{}\"", p.name())));
+            assert_eq!(
+                serde_json::to_string(&p).ok(),
+                Some(format!("\"{}\"", p.name()))
+            );
         }
     }
 }

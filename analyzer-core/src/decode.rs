@@ -32,24 +32,43 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024;
 #[non_exhaustive]
 pub enum DecodeError {
     #[error("{format}: at byte {offset}: {message}")]
-    AtByte { format: String, offset: u64, message: String },
+    AtByte {
+        format: String,
+        offset: u64,
+        message: String,
+    },
     #[error("{format}: line {line}: {message}")]
-    AtLine { format: String, line: u64, message: String },
+    AtLine {
+        format: String,
+        line: u64,
+        message: String,
+    },
     #[error("{format}: {message}")]
     Other { format: String, message: String },
 }
 
 impl DecodeError {
     pub fn at_byte(format: &str, offset: u64, message: impl Into<String>) -> DecodeError {
-        DecodeError::AtByte { format: format.to_owned(), offset, message: message.into() }
+        DecodeError::AtByte {
+            format: format.to_owned(),
+            offset,
+            message: message.into(),
+        }
     }
 
     pub fn at_line(format: &str, line: u64, message: impl Into<String>) -> DecodeError {
-        DecodeError::AtLine { format: format.to_owned(), line, message: message.into() }
+        DecodeError::AtLine {
+            format: format.to_owned(),
+            line,
+            message: message.into(),
+        }
     }
 
     pub fn other(format: &str, message: impl Into<String>) -> DecodeError {
-        DecodeError::Other { format: format.to_owned(), message: message.into() }
+        DecodeError::Other {
+            format: format.to_owned(),
+            message: message.into(),
+        }
     }
 }
 
@@ -102,7 +121,10 @@ pub struct DecodeOptions {
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions { action: Action::Issue, csv_columns: None }
+        DecodeOptions {
+            action: Action::Issue,
+            csv_columns: None,
+        }
     }
 }
 
@@ -217,13 +239,23 @@ pub struct LineBuffer {
 /// One line from a [`LineBuffer`].
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line<'a> {
-    Text { line_no: u64, offset: u64, text: &'a [u8] },
-    TooLong { line_no: u64, offset: u64 },
+    Text {
+        line_no: u64,
+        offset: u64,
+        text: &'a [u8],
+    },
+    TooLong {
+        line_no: u64,
+        offset: u64,
+    },
 }
 
 impl LineBuffer {
     pub fn new() -> LineBuffer {
-        LineBuffer { line_no: 1, ..LineBuffer::default() }
+        LineBuffer {
+            line_no: 1,
+            ..LineBuffer::default()
+        }
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
@@ -278,7 +310,11 @@ impl LineBuffer {
                 if let [head @ .., b'\r'] = text {
                     text = head;
                 }
-                Some(Line::Text { line_no, offset, text })
+                Some(Line::Text {
+                    line_no,
+                    offset,
+                    text,
+                })
             }
             Some(nl) => {
                 self.pos += nl + 1;
@@ -304,7 +340,11 @@ impl LineBuffer {
                 if let [head @ .., b'\r'] = text {
                     text = head;
                 }
-                Some(Line::Text { line_no, offset, text })
+                Some(Line::Text {
+                    line_no,
+                    offset,
+                    text,
+                })
             }
             None => None,
         }
@@ -321,7 +361,11 @@ mod tests {
         let mut take = |lb: &mut LineBuffer| {
             while let Some(l) = lb.next_line() {
                 out.push(match l {
-                    Line::Text { line_no, offset, text } => {
+                    Line::Text {
+                        line_no,
+                        offset,
+                        text,
+                    } => {
                         format!("{line_no}@{offset}:{}", String::from_utf8_lossy(text))
                     }
                     Line::TooLong { line_no, offset } => format!("{line_no}@{offset}:TOO LONG"),

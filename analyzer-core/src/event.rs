@@ -106,7 +106,10 @@ pub struct DeviceInfo {
 
 impl DeviceInfo {
     pub fn named(name: impl Into<String>) -> DeviceInfo {
-        DeviceInfo { name: name.into(), ..DeviceInfo::default() }
+        DeviceInfo {
+            name: name.into(),
+            ..DeviceInfo::default()
+        }
     }
 
     /// `major:minor` when both are known.
@@ -155,7 +158,10 @@ pub struct TraceHeader {
 
 impl TraceHeader {
     pub fn new(source_format: impl Into<String>) -> TraceHeader {
-        TraceHeader { source_format: source_format.into(), ..TraceHeader::default() }
+        TraceHeader {
+            source_format: source_format.into(),
+            ..TraceHeader::default()
+        }
     }
 
     /// Returns the index of the device named `name`, adding it when it is new.
@@ -170,8 +176,10 @@ impl TraceHeader {
     /// Returns the index of the device `major:minor`, adding it (named `major,minor` as blkparse
     /// prints it) when it is new.
     pub fn device_index_by_dev_t(&mut self, major: u32, minor: u32) -> u32 {
-        if let Some(i) =
-            self.devices.iter().position(|d| d.major == Some(major) && d.minor == Some(minor))
+        if let Some(i) = self
+            .devices
+            .iter()
+            .position(|d| d.major == Some(major) && d.minor == Some(minor))
         {
             return i as u32;
         }

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::decode::merge::{Merge, Single};
 use crate::decode::text::{sniff_lines, TextDecoder};
 use crate::decode::{alibaba, blkparse, fio_iolog, generic_csv, msr, spc, tencent, tracefs};
-use crate::decode::{Action, DecodeError, DecodeOptions, Decoder, MultiDecoder};
 use crate::decode::{blktrace, oracle_general, vscsi};
+use crate::decode::{Action, DecodeError, DecodeOptions, Decoder, MultiDecoder};
 
 /// Boxes a text format's line parser as a push decoder.
 fn text<F: crate::decode::text::LineFormat + 'static>(format: F) -> Box<dyn Decoder> {
@@ -108,7 +108,9 @@ impl TraceFormat {
     }
 
     pub fn from_name(name: &str) -> Option<TraceFormat> {
-        TraceFormat::ALL.into_iter().find(|f| f.name().eq_ignore_ascii_case(name))
+        TraceFormat::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(name))
     }
 
     /// Builds a decoder for this format.
@@ -123,9 +125,9 @@ impl TraceFormat {
             TraceFormat::TencentCsv => Ok(text(tencent::Tencent::new())),
             TraceFormat::FioIologV2 => Ok(text(fio_iolog::FioIolog::new(2))),
             TraceFormat::FioIologV3 => Ok(text(fio_iolog::FioIolog::new(3))),
-            TraceFormat::GenericCsv => {
-                Ok(text(generic_csv::GenericCsv::new(options.csv_columns.as_deref())?))
-            }
+            TraceFormat::GenericCsv => Ok(text(generic_csv::GenericCsv::new(
+                options.csv_columns.as_deref(),
+            )?)),
             TraceFormat::BlktraceBin => Ok(Box::new(blktrace::BlktraceDecoder::new(options))),
             TraceFormat::VscsiV1 => Ok(Box::new(vscsi::VscsiDecoder::new(vscsi::VscsiVersion::V1))),
             TraceFormat::VscsiV2 => Ok(Box::new(vscsi::VscsiDecoder::new(vscsi::VscsiVersion::V2))),
@@ -147,7 +149,9 @@ impl TraceFormat {
         if inputs == 1 {
             return Ok(Box::new(Single::new(self.decoder(options)?)));
         }
-        let decoders = (0..inputs).map(|_| self.decoder(options)).collect::<Result<Vec<_>, _>>()?;
+        let decoders = (0..inputs)
+            .map(|_| self.decoder(options))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Box::new(Merge::new(decoders)))
     }
 }
@@ -207,7 +211,13 @@ mod tests {
     fn names_are_unique_and_parse_back() {
         for f in TraceFormat::ALL {
             assert_eq!(TraceFormat::from_name(f.name()), Some(f));
-            assert_eq!(TraceFormat::ALL.iter().filter(|g| g.name() == f.name()).count(), 1);
+            assert_eq!(
+                TraceFormat::ALL
+                    .iter()
+                    .filter(|g| g.name() == f.name())
+                    .count(),
+                1
+            );
         }
     }
 }

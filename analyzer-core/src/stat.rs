@@ -113,10 +113,18 @@ impl Stat {
         let mut size_buckets = Vec::with_capacity(SIZE_BUCKETS_BYTES.len() + 1);
         let mut min = 0;
         for &max in &SIZE_BUCKETS_BYTES {
-            size_buckets.push(SizeBucket { min_bytes: min, max_bytes: Some(max), ..Default::default() });
+            size_buckets.push(SizeBucket {
+                min_bytes: min,
+                max_bytes: Some(max),
+                ..Default::default()
+            });
             min = max + 1;
         }
-        size_buckets.push(SizeBucket { min_bytes: min, max_bytes: None, ..Default::default() });
+        size_buckets.push(SizeBucket {
+            min_bytes: min,
+            max_bytes: None,
+            ..Default::default()
+        });
         Stat {
             counts: [0; 4],
             bytes: [0; 4],
@@ -136,8 +144,14 @@ impl Stat {
         let op = e.op.index();
         self.counts[op] += 1;
         self.bytes[op] += u64::from(e.len_bytes);
-        self.first_time_nanos = Some(self.first_time_nanos.map_or(e.time_nanos, |t| t.min(e.time_nanos)));
-        self.last_time_nanos = Some(self.last_time_nanos.map_or(e.time_nanos, |t| t.max(e.time_nanos)));
+        self.first_time_nanos = Some(
+            self.first_time_nanos
+                .map_or(e.time_nanos, |t| t.min(e.time_nanos)),
+        );
+        self.last_time_nanos = Some(
+            self.last_time_nanos
+                .map_or(e.time_nanos, |t| t.max(e.time_nanos)),
+        );
         if e.latency_nanos.is_some() {
             self.with_latency += 1;
         }
@@ -145,7 +159,10 @@ impl Stat {
             return;
         }
         let len = u64::from(e.len_bytes);
-        let bucket = SIZE_BUCKETS_BYTES.iter().position(|&max| len <= max).unwrap_or(SIZE_BUCKETS_BYTES.len());
+        let bucket = SIZE_BUCKETS_BYTES
+            .iter()
+            .position(|&max| len <= max)
+            .unwrap_or(SIZE_BUCKETS_BYTES.len());
         let b = &mut self.size_buckets[bucket];
         match e.op {
             Op::Read => b.reads += 1,
@@ -195,7 +212,13 @@ impl Stat {
             _ => 0,
         };
         let secs = duration_nanos as f64 / 1e9;
-        let per_sec = |x: f64| if duration_nanos >= 1000 { x / secs } else { 0.0 };
+        let per_sec = |x: f64| {
+            if duration_nanos >= 1000 {
+                x / secs
+            } else {
+                0.0
+            }
+        };
         let data_bytes = self.bytes[0] + self.bytes[1] + self.bytes[2];
         let data_requests = self.counts[0] + self.counts[1] + self.counts[2];
         let (footprint_blocks, footprint_exact) = self.footprint.estimate();
@@ -219,7 +242,11 @@ impl Stat {
             iops: per_sec(events as f64),
             read_mib_per_sec: per_sec(self.bytes[0] as f64 / 1048576.0),
             write_mib_per_sec: per_sec(self.bytes[1] as f64 / 1048576.0),
-            mean_request_bytes: if data_requests == 0 { 0.0 } else { data_bytes as f64 / data_requests as f64 },
+            mean_request_bytes: if data_requests == 0 {
+                0.0
+            } else {
+                data_bytes as f64 / data_requests as f64
+            },
             size_histogram: self.size_buckets.clone(),
             sequential_fraction: if self.data_requests == 0 {
                 0.0
@@ -251,7 +278,11 @@ const FOOTPRINT_HASH_SPACE: u64 = 1 << 24;
 
 impl Footprint {
     pub fn new(limit: usize) -> Footprint {
-        Footprint { set: IntSet::default(), limit: limit.max(16), threshold: FOOTPRINT_HASH_SPACE }
+        Footprint {
+            set: IntSet::default(),
+            limit: limit.max(16),
+            threshold: FOOTPRINT_HASH_SPACE,
+        }
     }
 
     pub fn insert(&mut self, key: u64) {
@@ -282,7 +313,15 @@ mod tests {
     use super::*;
 
     fn ev(time_nanos: u64, offset_bytes: u64, len_bytes: u32, op: Op) -> IoEvent {
-        IoEvent { time_nanos, device: 0, offset_bytes, len_bytes, op, latency_nanos: None, pid: None }
+        IoEvent {
+            time_nanos,
+            device: 0,
+            offset_bytes,
+            len_bytes,
+            op,
+            latency_nanos: None,
+            pid: None,
+        }
     }
 
     #[test]

@@ -47,7 +47,9 @@ fn native_sample_stat_equals_host() {
 fn zstd_tracefs_sample_stat_equals_host() {
     let sniffed = compress::sniff(SAMPLE_TRACEFS_ZST);
     assert_eq!(sniffed.codec.name(), "zstd");
-    let format = sniffed.format.expect("tracefs format is sniffed through zstd");
+    let format = sniffed
+        .format
+        .expect("tracefs format is sniffed through zstd");
     let decoder = Decompressing::new(format.decoder(&DecodeOptions::default()).expect("decoder"));
     // An odd chunk size: frames and lines straddle chunk boundaries.
     assert_eq!(stat_of(decoder, SAMPLE_TRACEFS_ZST, 999_983), expected());

@@ -94,10 +94,18 @@ impl<R: Read> Read for Counted<R> {
 
 fn open(path: &Path, bar: &ProgressBar) -> anyhow::Result<Source> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut raw = BufReader::with_capacity(CHUNK_BYTES, Counted { inner: file, bar: bar.clone() });
+    let mut raw = BufReader::with_capacity(
+        CHUNK_BYTES,
+        Counted {
+            inner: file,
+            bar: bar.clone(),
+        },
+    );
     let magic = {
         use std::io::BufRead;
-        raw.fill_buf().with_context(|| format!("cannot read {}", path.display()))?.to_vec()
+        raw.fill_buf()
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .to_vec()
     };
     let mut reader: Box<dyn Read> = match compression_of(&magic) {
         Compression::None => Box::new(raw),
@@ -114,7 +122,12 @@ fn open(path: &Path, bar: &ProgressBar) -> anyhow::Result<Source> {
         .take(SNIFF_BYTES as u64)
         .read_to_end(&mut head)
         .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(Source { path: path.to_path_buf(), reader, head, done: false })
+    Ok(Source {
+        path: path.to_path_buf(),
+        reader,
+        head,
+        done: false,
+    })
 }
 
 /// Expands `NAME` to blktrace's per-CPU files `NAME.blktrace.N` when `NAME` itself does not exist.
@@ -125,8 +138,16 @@ fn expand_inputs(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             out.push(p.clone());
             continue;
         }
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let prefix = format!("{}.blktrace.", p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+        let dir = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let prefix = format!(
+            "{}.blktrace.",
+            p.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default()
+        );
         let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)
             .into_iter()
             .flatten()
@@ -138,7 +159,11 @@ fn expand_inputs(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             })
             .collect();
         if found.is_empty() {
-            bail!("cannot open {}: no such file (nor per-CPU files {}N)", p.display(), prefix);
+            bail!(
+                "cannot open {}: no such file (nor per-CPU files {}N)",
+                p.display(),
+                prefix
+            );
         }
         found.sort();
         out.extend(found.into_iter().map(|(_, p)| p));
@@ -178,9 +203,16 @@ pub fn read_events_with_header(
     mut each: impl FnMut(&TraceHeader, &IoEvent),
 ) -> anyhow::Result<ReadSummary> {
     let paths = expand_inputs(&args.inputs)?;
-    let total: u64 = paths.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+    let total: u64 = paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
     let bar = progress_bar(total, args.quiet);
-    let mut sources = paths.iter().map(|p| open(p, &bar)).collect::<anyhow::Result<Vec<_>>>()?;
+    let mut sources = paths
+        .iter()
+        .map(|p| open(p, &bar))
+        .collect::<anyhow::Result<Vec<_>>>()?;
 
     let format = match &args.format {
         Some(name) => TraceFormat::from_name(name).with_context(|| {
@@ -190,7 +222,10 @@ pub fn read_events_with_header(
         None if args.csv_columns.is_some() => TraceFormat::GenericCsv,
         None => {
             // blktrace's per-CPU files are often empty for idle CPUs: sniff the first with data.
-            let first = sources.iter().find(|s| !s.head.is_empty()).unwrap_or(&sources[0]);
+            let first = sources
+                .iter()
+                .find(|s| !s.head.is_empty())
+                .unwrap_or(&sources[0]);
             analyzer_core::format::sniff(&first.head).with_context(|| {
                 format!(
                     "cannot tell the format of {} from its first bytes; name it with --format \
@@ -214,7 +249,11 @@ pub fn read_events_with_header(
     bar.finish_and_clear();
     let header = decoder.header().clone();
     let diagnostics = decoder.diagnostics().clone();
-    Ok(ReadSummary { format, header, diagnostics })
+    Ok(ReadSummary {
+        format,
+        header,
+        diagnostics,
+    })
 }
 
 fn drive(
@@ -227,7 +266,9 @@ fn drive(
         while let Some(e) = decoder.next_event()? {
             each(decoder.header(), &e);
         }
-        let Some(i) = decoder.wants() else { return Ok(()) };
+        let Some(i) = decoder.wants() else {
+            return Ok(());
+        };
         let source = &mut sources[i];
         if source.done {
             // The decoder asks for an input we already finished; it can make no progress.

@@ -65,9 +65,13 @@ fn main() -> ExitCode {
         Err(err) => {
             // A closed pipe (`blocksight stat x | head`) is not a failure.
             if err.chain().any(|e| {
-                let kind = e.downcast_ref::<std::io::Error>().map(std::io::Error::kind).or_else(|| {
-                    e.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind)
-                });
+                let kind = e
+                    .downcast_ref::<std::io::Error>()
+                    .map(std::io::Error::kind)
+                    .or_else(|| {
+                        e.downcast_ref::<serde_json::Error>()
+                            .and_then(serde_json::Error::io_error_kind)
+                    });
                 kind == Some(std::io::ErrorKind::BrokenPipe)
             }) {
                 return ExitCode::SUCCESS;

@@ -55,9 +55,13 @@ pub fn count(n: u64) -> String {
 /// caches in.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| format!("{text:?} is not a size like 64KiB or 200GiB"))?;
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size like 64KiB or 200GiB"))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -65,7 +69,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
         "p" | "pb" | "pib" => 1 << 50,
-        _ => return Err(format!("{text:?}: unknown size unit {unit:?} (use K, M, G, T, KiB, MiB, GiB, TiB)")),
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown size unit {unit:?} (use K, M, G, T, KiB, MiB, GiB, TiB)"
+            ))
+        }
     };
     let bytes = value * mult as f64;
     if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
@@ -88,11 +96,17 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
         return Err("empty duration".into());
     }
     while !rest.is_empty() {
-        let split = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let split = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         let (num, after) = rest.split_at(split);
-        let unit_len = after.find(|c: char| c.is_ascii_digit()).unwrap_or(after.len());
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(after.len());
         let (unit, next) = after.split_at(unit_len);
-        let v: f64 = num.parse().map_err(|_| format!("{text:?} is not a duration like 90s, 10m or 1h30m"))?;
+        let v: f64 = num
+            .parse()
+            .map_err(|_| format!("{text:?} is not a duration like 90s, 10m or 1h30m"))?;
         let mult = match unit {
             "ns" => 1e-9,
             "us" | "µs" => 1e-6,
@@ -101,7 +115,11 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
             "m" | "min" => 60.0,
             "h" => 3600.0,
             "d" => 86400.0,
-            _ => return Err(format!("{text:?}: unknown duration unit {unit:?} (use ms, s, m, h, d)")),
+            _ => {
+                return Err(format!(
+                    "{text:?}: unknown duration unit {unit:?} (use ms, s, m, h, d)"
+                ))
+            }
         };
         total += v * mult;
         rest = next;

@@ -5,14 +5,28 @@ use analyzer_core::decode::{decode_chunked, Action, DecodeOptions};
 use analyzer_core::TraceFormat;
 
 pub fn decode(format: TraceFormat, data: &[u8]) {
-    let Some((&first, rest)) = data.split_first() else { return };
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
     let chunk = usize::from(first % 64) + 1;
-    let action = if first & 0x80 != 0 { Action::Queue } else { Action::Issue };
-    let options = DecodeOptions { action, ..DecodeOptions::default() };
-    let Ok(decoder) = format.decoder(&options) else { return };
+    let action = if first & 0x80 != 0 {
+        Action::Queue
+    } else {
+        Action::Issue
+    };
+    let options = DecodeOptions {
+        action,
+        ..DecodeOptions::default()
+    };
+    let Ok(decoder) = format.decoder(&options) else {
+        return;
+    };
     if let Ok(d) = decode_chunked(decoder, rest, chunk) {
         for e in &d.events {
-            assert!((e.device as usize) < d.header.devices.len(), "device index out of range");
+            assert!(
+                (e.device as usize) < d.header.devices.len(),
+                "device index out of range"
+            );
         }
         assert!(d.diagnostics.truncated_tail_bytes <= rest.len() as u64);
     }

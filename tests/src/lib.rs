@@ -11,7 +11,10 @@ pub fn data_dir() -> PathBuf {
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 /// Path of the `blocksight` binary built for this test run.
@@ -25,7 +28,11 @@ pub fn blocksight_bin() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target"));
-    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
     let bin = target.join(profile).join("blocksight");
     let hint = if cfg!(debug_assertions) {
         "run `cargo build -p collector` before `cargo test`"
@@ -38,7 +45,11 @@ pub fn blocksight_bin() -> PathBuf {
     let root = workspace_root();
     for dir in ["collector/src", "analyzer-core/src"] {
         if let Some(newer) = newest_file(&root.join(dir)).filter(|(t, _)| *t > built) {
-            eprintln!("WARNING: {} is older than {}: {hint}", bin.display(), newer.1.display());
+            eprintln!(
+                "WARNING: {} is older than {}: {hint}",
+                bin.display(),
+                newer.1.display()
+            );
         }
     }
     bin
@@ -51,7 +62,11 @@ fn newest_file(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
         let candidate = if path.is_dir() {
             newest_file(&path)
         } else {
-            entry.metadata().and_then(|m| m.modified()).ok().map(|t| (t, path))
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .map(|t| (t, path))
         };
         if let Some(c) = candidate {
             if newest.as_ref().is_none_or(|n| c.0 > n.0) {
@@ -68,7 +83,10 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
-    Command::new(blocksight_bin()).args(args).output().expect("blocksight runs")
+    Command::new(blocksight_bin())
+        .args(args)
+        .output()
+        .expect("blocksight runs")
 }
 
 /// Compares `actual` with the golden file at `path`; with `UPDATE_EXPECT=1` rewrites the file
@@ -81,8 +99,12 @@ pub fn assert_golden(path: &Path, actual: &str) {
         std::fs::write(path, actual).expect("write golden file");
         return;
     }
-    let expected = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_EXPECT=1 to create it)", path.display()));
+    let expected = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPDATE_EXPECT=1 to create it)",
+            path.display()
+        )
+    });
     if expected != actual {
         let first = expected
             .lines()

@@ -14,9 +14,18 @@ fn stat(args: &[&std::ffi::OsStr]) -> std::process::Output {
 #[test]
 fn per_cpu_name_with_empty_first_cpu_file_is_detected() {
     let name = data_dir().join("blktrace").join("seqwrite64k");
-    assert_eq!(std::fs::metadata(name.with_extension("blktrace.0")).map(|m| m.len()).ok(), Some(0));
+    assert_eq!(
+        std::fs::metadata(name.with_extension("blktrace.0"))
+            .map(|m| m.len())
+            .ok(),
+        Some(0)
+    );
     let out = stat(&[name.as_os_str()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["source_format"], "blktrace");
     assert!(v["writes"].as_u64().unwrap_or(0) > 0);
@@ -36,5 +45,8 @@ fn unknown_format_says_how_to_list_formats() {
     let out = stat(&[path.as_os_str()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--format") && err.contains("blocksight formats"), "{err}");
+    assert!(
+        err.contains("--format") && err.contains("blocksight formats"),
+        "{err}"
+    );
 }

@@ -1009,7 +1009,9 @@ fn record_full_output_filesystem_stops_and_keeps_the_flushed_part() {
     );
     let pid = rec.pid();
     let filename = format!("--filename={}", dev.path);
-    // Far more than 256 KiB of trace: the recorder must hit ENOSPC and stop by itself.
+    // Far more than 256 KiB of trace over 30 s: the recorder must hit ENOSPC and stop by itself.
+    // The rate is capped so that one second's chunk (a few tens of KiB) fits the file system:
+    // unthrottled, the very first chunk can exceed 256 KiB and nothing is flushed before ENOSPC.
     let mut load = Command::new("fio")
         .args([
             "--name=f",
@@ -1019,6 +1021,7 @@ fn record_full_output_filesystem_stops_and_keeps_the_flushed_part() {
             "--rw=randwrite",
             "--bs=4k",
             "--size=200M",
+            "--rate_iops=3000",
         ])
         .args(["--time_based", "--runtime=30", "--randseed=3"])
         .stdout(Stdio::null())

@@ -25,8 +25,10 @@ struct Input {
 
 impl Merge {
     pub fn new(decoders: Vec<Box<dyn Decoder>>) -> Merge {
-        let source_format =
-            decoders.first().map(|d| d.header().source_format.clone()).unwrap_or_default();
+        let source_format = decoders
+            .first()
+            .map(|d| d.header().source_format.clone())
+            .unwrap_or_default();
         Merge {
             inputs: decoders
                 .into_iter()
@@ -70,7 +72,13 @@ fn map_device(header: &mut TraceHeader, input: &mut Input, device: u32) -> u32 {
     let idx = device as usize;
     while input.device_map.len() <= idx {
         let i = input.device_map.len();
-        let info = input.decoder.header().devices.get(i).cloned().unwrap_or_default();
+        let info = input
+            .decoder
+            .header()
+            .devices
+            .get(i)
+            .cloned()
+            .unwrap_or_default();
         let merged = match info.dev_t() {
             Some((maj, min)) => {
                 let m = header.device_index_by_dev_t(maj, min);
@@ -156,7 +164,9 @@ impl MultiDecoder for Merge {
         if self.failed {
             return None;
         }
-        self.inputs.iter().position(|i| i.head.is_none() && !i.finished)
+        self.inputs
+            .iter()
+            .position(|i| i.head.is_none() && !i.finished)
     }
 
     fn header(&self) -> &TraceHeader {
@@ -177,7 +187,11 @@ pub struct Single<D: Decoder> {
 
 impl<D: Decoder> Single<D> {
     pub fn new(decoder: D) -> Single<D> {
-        Single { decoder, finished: false, starved: true }
+        Single {
+            decoder,
+            finished: false,
+            starved: true,
+        }
     }
 }
 

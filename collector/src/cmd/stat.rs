@@ -41,42 +41,107 @@ fn pct(part: u64, whole: u64) -> String {
 
 pub fn print_text(out: &mut impl Write, s: &StatSummary) -> std::io::Result<()> {
     writeln!(out, "format        {}", s.source_format)?;
-    writeln!(out, "devices       {}", if s.devices.is_empty() { "-".into() } else { s.devices.join(", ") })?;
+    writeln!(
+        out,
+        "devices       {}",
+        if s.devices.is_empty() {
+            "-".into()
+        } else {
+            s.devices.join(", ")
+        }
+    )?;
     writeln!(out, "events        {}", count(s.events))?;
     writeln!(out, "duration      {}", duration(s.duration_nanos))?;
-    writeln!(out, "reads         {:>14}  {:>6}  {:>10}", count(s.reads), pct(s.reads, s.events), bytes(s.read_bytes))?;
-    writeln!(out, "writes        {:>14}  {:>6}  {:>10}", count(s.writes), pct(s.writes, s.events), bytes(s.write_bytes))?;
+    writeln!(
+        out,
+        "reads         {:>14}  {:>6}  {:>10}",
+        count(s.reads),
+        pct(s.reads, s.events),
+        bytes(s.read_bytes)
+    )?;
+    writeln!(
+        out,
+        "writes        {:>14}  {:>6}  {:>10}",
+        count(s.writes),
+        pct(s.writes, s.events),
+        bytes(s.write_bytes)
+    )?;
     if s.discards > 0 {
-        writeln!(out, "discards      {:>14}  {:>6}  {:>10}", count(s.discards), pct(s.discards, s.events), bytes(s.discard_bytes))?;
+        writeln!(
+            out,
+            "discards      {:>14}  {:>6}  {:>10}",
+            count(s.discards),
+            pct(s.discards, s.events),
+            bytes(s.discard_bytes)
+        )?;
     }
     if s.flushes > 0 {
-        writeln!(out, "flushes       {:>14}  {:>6}", count(s.flushes), pct(s.flushes, s.events))?;
+        writeln!(
+            out,
+            "flushes       {:>14}  {:>6}",
+            count(s.flushes),
+            pct(s.flushes, s.events)
+        )?;
     }
     writeln!(
         out,
         "footprint     {} ({} distinct 4 KiB blocks{})",
         bytes(s.footprint_bytes),
         count(s.footprint_blocks),
-        if s.footprint_exact { "" } else { ", estimated by sampling" }
+        if s.footprint_exact {
+            ""
+        } else {
+            ", estimated by sampling"
+        }
     )?;
-    writeln!(out, "mean rate     {:.0} IOPS, read {:.1} MiB/s, write {:.1} MiB/s", s.iops, s.read_mib_per_sec, s.write_mib_per_sec)?;
-    writeln!(out, "mean size     {}", bytes(s.mean_request_bytes.round() as u64))?;
-    writeln!(out, "sequential    {:.1}% of reads and writes", s.sequential_fraction * 100.0)?;
+    writeln!(
+        out,
+        "mean rate     {:.0} IOPS, read {:.1} MiB/s, write {:.1} MiB/s",
+        s.iops, s.read_mib_per_sec, s.write_mib_per_sec
+    )?;
+    writeln!(
+        out,
+        "mean size     {}",
+        bytes(s.mean_request_bytes.round() as u64)
+    )?;
+    writeln!(
+        out,
+        "sequential    {:.1}% of reads and writes",
+        s.sequential_fraction * 100.0
+    )?;
     if s.events_with_latency > 0 {
-        writeln!(out, "latency       recorded for {}", pct(s.events_with_latency, s.events))?;
+        writeln!(
+            out,
+            "latency       recorded for {}",
+            pct(s.events_with_latency, s.events)
+        )?;
     }
     if let Some(rate) = s.sampling_rate {
-        writeln!(out, "sampling      spatially sampled at rate {rate}; counts are of the sample")?;
+        writeln!(
+            out,
+            "sampling      spatially sampled at rate {rate}; counts are of the sample"
+        )?;
     }
     writeln!(out, "request sizes")?;
     let total = s.reads + s.writes + s.discards;
-    for b in s.size_histogram.iter().filter(|b| b.reads + b.writes + b.other > 0) {
+    for b in s
+        .size_histogram
+        .iter()
+        .filter(|b| b.reads + b.writes + b.other > 0)
+    {
         let label = match b.max_bytes {
             Some(max) => format!("<= {}", bytes(max)),
             None => format!(">  {}", bytes(b.min_bytes - 1)),
         };
         let n = b.reads + b.writes + b.other;
-        writeln!(out, "  {label:<12} {:>14} {:>6}  (r {}, w {})", count(n), pct(n, total), count(b.reads), count(b.writes))?;
+        writeln!(
+            out,
+            "  {label:<12} {:>14} {:>6}  (r {}, w {})",
+            count(n),
+            pct(n, total),
+            count(b.reads),
+            count(b.writes)
+        )?;
     }
     Ok(())
 }
