@@ -178,6 +178,68 @@ test('the cache view answers from the precomputed curve when the size moves', as
   await page.close();
 });
 
+test('the array view predicts layouts in the worker, the same numbers as blocksight predict', async () => {
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl + '#view=array');
+  await waitReady(page);
+  await page.locator('[data-testid=view-array]').waitFor();
+  await page.locator('[data-testid=iops-0]').waitFor({ timeout: 120_000 });
+  const iops = (id) => page.locator(`[data-testid=${id}]`).getAttribute('data-value').then(Number);
+
+  // The default layout (RAID 5, 6 × sas-10k, 64 KiB, md) at 16 outstanding I/Os, with the cache
+  // the Cache view chose (the recommended size, LRU, write-through): same as the CLI.
+  const analyze = JSON.parse(run(['analyze', '--json', '-q', SAMPLE]));
+  const sizing = analyze.cache_sizing;
+  const size = sizing.recommendation?.recommended?.size_bytes;
+  if (size) {
+    const cli = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid5', '--disks', '6',
+      '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16', '--cache-size', String(size),
+      '--cache-line', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt']));
+    assert.equal(await iops('iops-0'), cli.without_cache.iops);
+    assert.equal(await iops('iops-cache-0'), cli.with_cache.iops);
+  }
+  const before = await iops('iops-0');
+
+  // Twelve disks instead of six: recomputed in the worker, again the CLI's numbers.
+  await page.locator('[data-testid=array-disks-0]').evaluate((el) => {
+    el.value = '12';
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  });
+  assert.match(page.url(), /arr=raid5\.12\.sas-10k/);
+  await page.waitForFunction((b) => {
+    const el = document.querySelector('[data-testid=iops-0]');
+    return el && Number(el.dataset.value) !== b;
+  }, before, { timeout: 120_000 });
+  const twelve = await iops('iops-0');
+  const cli12 = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid5', '--disks', '12',
+    '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16']));
+  assert.equal(twelve, cli12.without_cache.iops);
+  assert.equal(await page.locator('[data-testid=array-config-0] .disk-bars').first().locator('.disk-bar').count(), 12);
+
+  // A second layout side by side: RAID 10 on NVMe.
+  await page.locator('[data-testid=array-add]').click();
+  await page.locator('[data-testid=array-level-1]').selectOption('raid10');
+  await page.locator('[data-testid=array-disk-1]').selectOption('nvme');
+  await page.waitForFunction(() => /arr=.*raid10\.12\.nvme/.test(location.hash)
+    && document.querySelector('[data-testid=view-array]').dataset.computing === 'false'
+    && document.querySelector('[data-testid=iops-1]'), null, { timeout: 120_000 });
+  const nvme = await iops('iops-1');
+  assert.ok(nvme > twelve, `NVMe RAID 10 ${nvme} IOPS vs SAS RAID 5 ${twelve}`);
+  assert.equal(await page.locator('[data-testid=array-table] tbody tr').count(), 2);
+  await page.screenshot({ path: join(SHOTS, 'array.png'), fullPage: true });
+
+  // The link reproduces both layouts and their numbers.
+  const again = await browser.context.newPage();
+  await again.goto(page.url());
+  await waitReady(again);
+  await again.locator('[data-testid=iops-1]').waitFor({ timeout: 120_000 });
+  assert.equal(Number(await again.locator('[data-testid=iops-1]').getAttribute('data-value')), nvme);
+  await again.close();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('the exported report opens from file:// with no network, renders and its knobs work', async () => {
   const out = join(WORK, 'report.html');
   execFileSync(BIN, ['report', '-q', SAMPLE, '-o', out], { cwd: root });

@@ -7,7 +7,8 @@ use std::rc::Rc;
 use gloo_worker::{Spawnable, WorkerBridge};
 use yew::prelude::*;
 
-use crate::components::cache::CacheView;
+use crate::components::array::ArrayView;
+use crate::components::cache::{chosen_cache, CacheView};
 use crate::components::drop_zone::DropZone;
 use crate::components::hot_data::HotData;
 use crate::components::overview::Overview;
@@ -17,6 +18,7 @@ use crate::state::{Action, AppState, Phase};
 use crate::units::duration;
 use crate::url_state::{UrlState, VIEWS};
 use crate::worker::codec::JsCodec;
+use crate::worker::predict::PredictRequest;
 use crate::worker::protocol::{Request, Source};
 use crate::worker::EngineWorker;
 
@@ -35,6 +37,9 @@ fn spawn_worker(dispatch: UseReducerDispatcher<AppState>) -> WorkerBridge<Engine
     let url = embedded::worker_url().unwrap_or_else(|| WORKER_LOADER.to_owned());
     spawner.spawn_with_loader(&url)
 }
+
+/// The last request sent to the worker for a view, with the whole-trace results it was for.
+type LastSent<T> = Rc<RefCell<Option<(T, Option<usize>)>>>;
 
 /// The last whole-trace load: source, file name, size.
 type LastSource = (Source, String, Option<u64>);
@@ -186,6 +191,45 @@ pub fn App() -> Html {
             }
         });
     }
+    // The Array view: the layouts, depth or cache tier changed, so the worker re-reads the
+    // trace and predicts them (only while the view is shown; an unchanged request is not resent).
+    {
+        let bridge = bridge.clone();
+        let last_source = last_source.clone();
+        let state = state.clone();
+        let last_sent: LastSent<PredictRequest> = use_mut_ref(|| None);
+        let request = match (&state.full, state.url.view.as_str()) {
+            (Some(full), "array") => Some(PredictRequest {
+                configs: state.url.arrays.clone(),
+                cache: Some(chosen_cache(full, &state.url)),
+                outstanding: state.url.qd,
+            }),
+            _ => None,
+        };
+        let full_ptr = state.full.as_ref().map(|r| Rc::as_ptr(r) as usize);
+        use_effect_with((request, full_ptr), move |(request, full_ptr)| {
+            let Some(request) = request.clone() else {
+                return;
+            };
+            let key = (request.clone(), *full_ptr);
+            if last_sent.borrow().as_ref() == Some(&key) {
+                return;
+            }
+            let Some((source, _, _)) = last_source.borrow().clone() else {
+                return;
+            };
+            let mut slot = bridge.borrow_mut();
+            let b = slot.get_or_insert_with(|| spawn_worker(state.dispatcher()));
+            let job = state.predict.next_job;
+            state.dispatch(Action::PredictStart { job });
+            *last_sent.borrow_mut() = Some(key);
+            b.send(Request::Predict {
+                job,
+                source,
+                request,
+            });
+        });
+    }
     let on_file = {
         let start = start.clone();
         Callback::from(move |file: web_sys::File| {
@@ -266,6 +310,19 @@ pub fn App() -> Html {
                     <HotData results={results.clone()} full={full} url={state.url.clone()} on_url={on_url.clone()}
                         on_toggle_table={on_toggle_table.clone()} />
                 },
+                "array" => {
+                    let c = chosen_cache(&full, &state.url);
+                    let cache_label = format!(
+                        "{} {}, {} KiB lines, {}",
+                        crate::units::bytes(c.size_bytes),
+                        c.policy,
+                        c.line_bytes >> 10,
+                        c.mode
+                    );
+                    html! {
+                        <ArrayView url={state.url.clone()} on_url={on_url.clone()} predict={state.predict.clone()} {cache_label} />
+                    }
+                }
                 "cache" => html! {
                     <CacheView results={results.clone()} url={state.url.clone()} on_url={on_url.clone()}
                         on_toggle_table={on_toggle_table.clone()} on_drawn={on_drawn.clone()} />

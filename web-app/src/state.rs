@@ -7,6 +7,7 @@ use yew::Reducible;
 
 use crate::error::LoadError;
 use crate::url_state::UrlState;
+use crate::worker::predict::PredictResult;
 use crate::worker::protocol::{JobId, Response, Results};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +71,18 @@ pub struct AppState {
     /// In a report: the results written by `blocksight report`, whose file description (name,
     /// size, original format) live re-analyses of the embedded copy keep.
     pub report: Option<Rc<Results>>,
+    /// The Array view's prediction.
+    pub predict: PredictState,
+}
+
+/// The Array view's prediction: the job computing in the worker and the last answer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PredictState {
+    /// The job in the worker, while it computes.
+    pub computing: Option<JobId>,
+    pub next_job: JobId,
+    pub result: Option<Rc<PredictResult>>,
+    pub error: Option<String>,
 }
 
 impl AppState {
@@ -84,6 +97,10 @@ impl AppState {
             scoped_job: None,
             scoped_window: None,
             report: None,
+            predict: PredictState {
+                next_job: 1,
+                ..PredictState::default()
+            },
         }
     }
 
@@ -115,6 +132,10 @@ pub enum Action {
     Preloaded(Box<Results>),
     Cancel,
     SetUrl(UrlState),
+    /// A prediction was sent to the worker.
+    PredictStart {
+        job: JobId,
+    },
 }
 
 impl Reducible for AppState {
@@ -147,6 +168,31 @@ impl Reducible for AppState {
                     events: 0,
                     format: None,
                 });
+            }
+            Action::PredictStart { job } => {
+                s.predict.computing = Some(job);
+                s.predict.next_job = job + 1;
+            }
+            Action::Worker {
+                response: Response::Predicted { job, result },
+                ..
+            } => {
+                if s.predict.computing != Some(job) {
+                    return self;
+                }
+                s.predict.computing = None;
+                s.predict.error = None;
+                s.predict.result = Some(Rc::new(*result));
+            }
+            Action::Worker {
+                response: Response::PredictFailed { job, error },
+                ..
+            } => {
+                if s.predict.computing != Some(job) {
+                    return self;
+                }
+                s.predict.computing = None;
+                s.predict.error = Some(error);
             }
             Action::Worker { response, now_ms } => {
                 let Phase::Loading(loading) = &mut s.phase else {
@@ -196,6 +242,7 @@ impl Reducible for AppState {
                             file_name: loading.file_name.clone(),
                         };
                     }
+                    Response::Predicted { .. } | Response::PredictFailed { .. } => {}
                 }
             }
             Action::Preloaded(results) => {

@@ -2,11 +2,14 @@
 //! reproduces the view. Unknown keys are kept out; values are percent-encoded.
 
 /// The views the app has. Only views whose engine part exists are listed.
-pub const VIEWS: [(&str, &str); 3] = [
+pub const VIEWS: [(&str, &str); 4] = [
     ("overview", "Overview"),
     ("hot", "Hot data"),
     ("cache", "Cache"),
+    ("array", "Array"),
 ];
+
+use crate::worker::predict::{ArrayParams, MAX_CONFIGS};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct UrlState {
@@ -23,6 +26,13 @@ pub struct UrlState {
     pub window: Option<(f64, f64)>,
     /// Cache size on the cache view, bytes.
     pub cache_bytes: Option<u64>,
+    /// Cache policy and write mode (Cache view), used by the Array view's cache tier.
+    pub cache_policy: String,
+    pub cache_mode: String,
+    /// The Array view's layouts (`arr=raid5.6.sas-10k.65536.0,...`), 1 to 4.
+    pub arrays: Vec<ArrayParams>,
+    /// The Array view's outstanding I/Os.
+    pub qd: u32,
 }
 
 impl Default for UrlState {
@@ -35,6 +45,10 @@ impl Default for UrlState {
             metric: "iops".into(),
             window: None,
             cache_bytes: None,
+            cache_policy: "lru".into(),
+            cache_mode: "wt".into(),
+            arrays: vec![ArrayParams::default()],
+            qd: 16,
         }
     }
 }
@@ -70,6 +84,25 @@ impl UrlState {
                     })
                 }
                 "cache" => s.cache_bytes = v.parse().ok(),
+                "cpol" if !v.is_empty() && v.len() <= 16 => s.cache_policy = v,
+                "cmode" if matches!(v.as_str(), "ro" | "wt" | "wa" | "wb") => s.cache_mode = v,
+                "qd" => {
+                    s.qd = v
+                        .parse()
+                        .ok()
+                        .filter(|q| (1..=256).contains(q))
+                        .unwrap_or(16)
+                }
+                "arr" => {
+                    let arrays: Vec<ArrayParams> = v
+                        .split(',')
+                        .filter_map(parse_array)
+                        .take(MAX_CONFIGS)
+                        .collect();
+                    if !arrays.is_empty() {
+                        s.arrays = arrays;
+                    }
+                }
                 _ => {}
             }
         }
@@ -98,6 +131,32 @@ impl UrlState {
         if let Some(c) = self.cache_bytes {
             out.push_str(&format!("&cache={c}"));
         }
+        if self.cache_policy != d.cache_policy {
+            out.push_str(&format!("&cpol={}", encode(&self.cache_policy)));
+        }
+        if self.cache_mode != d.cache_mode {
+            out.push_str(&format!("&cmode={}", encode(&self.cache_mode)));
+        }
+        if self.arrays != d.arrays {
+            let parts: Vec<String> = self
+                .arrays
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{}.{}.{}.{}.{}",
+                        a.level,
+                        a.disks,
+                        a.disk,
+                        a.chunk_bytes,
+                        u8::from(a.controller_cache)
+                    )
+                })
+                .collect();
+            out.push_str(&format!("&arr={}", encode(&parts.join(","))));
+        }
+        if self.qd != d.qd {
+            out.push_str(&format!("&qd={}", self.qd));
+        }
         out
     }
 
@@ -121,6 +180,27 @@ impl UrlState {
             ..self.clone()
         }
     }
+}
+
+/// `raid5.6.sas-10k.65536.0`: level, disks, disk preset, chunk bytes, controller cache.
+fn parse_array(s: &str) -> Option<ArrayParams> {
+    let mut it = s.split('.');
+    let level = it.next()?.to_owned();
+    let disks = it.next()?.parse().ok().filter(|&n| (1..=64).contains(&n))?;
+    let disk = it.next()?.to_owned();
+    let chunk_bytes = it
+        .next()?
+        .parse()
+        .ok()
+        .filter(|&c: &u64| (4096..=(16 << 20)).contains(&c))?;
+    let controller_cache = it.next()? == "1";
+    (level.len() <= 16 && disk.len() <= 16).then_some(ArrayParams {
+        level,
+        disks,
+        disk,
+        chunk_bytes,
+        controller_cache,
+    })
 }
 
 fn encode(s: &str) -> String {
@@ -168,6 +248,19 @@ mod tests {
         s.window = Some((1.5, 3.25));
         s.cache_bytes = Some(1 << 30);
         s.device = 2;
+        s.cache_policy = "arc".into();
+        s.cache_mode = "wb".into();
+        s.qd = 4;
+        s.arrays = vec![
+            ArrayParams::default(),
+            ArrayParams {
+                level: "raid10".into(),
+                disks: 8,
+                disk: "nvme".into(),
+                chunk_bytes: 128 << 10,
+                controller_cache: true,
+            },
+        ];
         let back = UrlState::from_hash(&s.to_hash());
         assert_eq!(back, s);
         assert_eq!(UrlState::from_hash("#win=5-1").window, None);
@@ -177,5 +270,10 @@ mod tests {
         );
         assert!(!s.toggle_table("sizes").shows_table("sizes"));
         assert_eq!(decode("a%2Cb%"), "a,b%");
+        // A malformed layout is dropped; a link with none keeps the default.
+        assert_eq!(
+            UrlState::from_hash("#arr=raid5.0.nvme.65536.0").arrays,
+            UrlState::default().arrays
+        );
     }
 }

@@ -4,6 +4,7 @@
 //! within one chunk.
 
 pub mod codec;
+pub mod predict;
 pub mod protocol;
 pub mod reader;
 pub mod session;
@@ -28,6 +29,8 @@ pub struct EngineWorker {
     /// The job allowed to run; a `Cancel` or a newer `Load` changes it and the old loop stops at
     /// its next chunk.
     current: Rc<Cell<JobId>>,
+    /// The prediction job allowed to run (a newer one replaces it).
+    current_predict: Rc<Cell<JobId>>,
 }
 
 impl Worker for EngineWorker {
@@ -38,6 +41,7 @@ impl Worker for EngineWorker {
     fn create(_scope: &WorkerScope<Self>) -> Self {
         EngineWorker {
             current: Rc::new(Cell::new(0)),
+            current_predict: Rc::new(Cell::new(0)),
         }
     }
 
@@ -59,6 +63,20 @@ impl Worker for EngineWorker {
                     scope.respond(id, out);
                 });
             }
+            Request::Predict {
+                job,
+                source,
+                request,
+            } => {
+                self.current_predict.set(job);
+                let scope = scope.clone();
+                let current = self.current_predict.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    if let Some(out) = predict(job, source, request, &current).await {
+                        scope.respond(id, out);
+                    }
+                });
+            }
             Request::Cancel { job } => {
                 if self.current.get() == job {
                     self.current.set(0);
@@ -66,6 +84,58 @@ impl Worker for EngineWorker {
             }
         }
     }
+}
+
+/// Re-reads the trace (in the same bounded chunks) and replays it through every layout of the
+/// request. `None` when a newer prediction replaced this one.
+async fn predict(
+    job: JobId,
+    source: Source,
+    request: predict::PredictRequest,
+    current: &Cell<JobId>,
+) -> Option<Response> {
+    let failed = |error: String| Some(Response::PredictFailed { job, error });
+    let plan = match predict::Plan::new(request) {
+        Ok(p) => p,
+        Err(e) => return failed(e),
+    };
+    let mut tiers = match plan.tiers() {
+        Ok(t) => t,
+        Err(e) => return failed(e),
+    };
+    let mut reader = match source {
+        Source::Blob { blob, .. } => ChunkReader::from_blob(blob),
+        Source::Url { url } => match ChunkReader::from_url(&url).await {
+            Ok(r) => r,
+            Err(e) => return failed(e),
+        },
+    };
+    let mut replays = plan.replays(&mut tiers);
+    let mut session = Session::new(None, DecodeOptions::default()).events_only();
+    loop {
+        if current.get() != job {
+            return None;
+        }
+        match reader.next_chunk().await {
+            Ok(Some(chunk)) => {
+                if let Err(e) = session.push_with(chunk, &mut |e| replays.observe(e)) {
+                    return failed(e.plain_words());
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return failed(e),
+        }
+    }
+    if current.get() != job {
+        return None;
+    }
+    if let Err(e) = session.finish_with(&mut |e| replays.observe(e)) {
+        return failed(e.plain_words());
+    }
+    Some(Response::Predicted {
+        job,
+        result: Box::new(plan.finish(replays)),
+    })
 }
 
 async fn load(

@@ -4,14 +4,16 @@
 
 use std::rc::Rc;
 
+use analyzer_core::cache::{PolicyKind, WriteMode};
 use wasm_bindgen::JsCast;
-use web_sys::HtmlInputElement;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 use crate::charts::mrc::{Curve, MrcChart};
 use crate::components::chart_card::ChartCard;
 use crate::units::bytes;
 use crate::url_state::UrlState;
+use crate::worker::predict::CacheParams;
 use crate::worker::protocol::Results;
 
 #[derive(Properties, PartialEq)]
@@ -39,16 +41,77 @@ fn step_from_size(size: u64, max: u64) -> u32 {
     ((size as f64 / max as f64).clamp(0.0, 1.0).sqrt() * f64::from(STEPS)).round() as u32
 }
 
+/// The cache size chosen on this view: the slider's, else the recommendation, else a tenth of
+/// the curve's range.
+pub fn chosen_size(results: &Results, url: &UrlState) -> u64 {
+    let report = &results.analysis.cache_sizing;
+    let max = Curve::from_report(report).max_size();
+    let default_size = report
+        .recommendation
+        .as_ref()
+        .and_then(|r| r.recommended.as_ref())
+        .map_or(max / 10, |p| p.size_bytes);
+    url.cache_bytes.unwrap_or(default_size).min(max)
+}
+
+/// The cache tier the Array view puts in front of its layouts.
+pub fn chosen_cache(results: &Results, url: &UrlState) -> CacheParams {
+    CacheParams {
+        size_bytes: chosen_size(results, url),
+        line_bytes: results.analysis.cache_sizing.line_bytes,
+        policy: url.cache_policy.clone(),
+        mode: url.cache_mode.clone(),
+    }
+}
+
+/// Online policies offered for the cache tier (the ones needing the future are left out).
+fn policy_options() -> impl Iterator<Item = PolicyKind> {
+    PolicyKind::ALL.into_iter().filter(|p| !p.needs_future())
+}
+
 #[function_component]
 pub fn CacheView(props: &CacheProps) -> Html {
     let report = &props.results.analysis.cache_sizing;
     let curve = Curve::from_report(report);
     let max = curve.max_size();
     let rec = report.recommendation.as_ref();
-    let default_size = rec
-        .and_then(|r| r.recommended.as_ref())
-        .map_or(max / 10, |p| p.size_bytes);
-    let size = props.url.cache_bytes.unwrap_or(default_size).min(max);
+    let size = chosen_size(&props.results, &props.url);
+    let on_policy = {
+        let on_url = props.on_url.clone();
+        let url = props.url.clone();
+        Callback::from(move |e: Event| {
+            if let Some(s) = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
+            {
+                on_url.emit(UrlState {
+                    cache_policy: s.value(),
+                    ..url.clone()
+                });
+            }
+        })
+    };
+    let on_mode = {
+        let on_url = props.on_url.clone();
+        let url = props.url.clone();
+        Callback::from(move |e: Event| {
+            if let Some(s) = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
+            {
+                on_url.emit(UrlState {
+                    cache_mode: s.value(),
+                    ..url.clone()
+                });
+            }
+        })
+    };
+    let policies = policy_options().map(|p| {
+        html! { <option value={p.name()} selected={p.name() == props.url.cache_policy}>{ p.name() }</option> }
+    });
+    let modes = WriteMode::ALL.into_iter().map(|m| {
+        html! { <option value={m.name()} selected={m.name() == props.url.cache_mode}>{ m.name() }</option> }
+    });
     let hit = curve.hit_ratio_at(size);
     let oninput = {
         let on_url = props.on_url.clone();
@@ -84,6 +147,12 @@ pub fn CacheView(props: &CacheProps) -> Html {
                         report.policy.to_uppercase(), bytes(size), report.line_bytes, hit * 100.0) }
                     if let Some(r) = rec { { format!(", of {:.1}% achievable with a cache as large as the footprint ({}).",
                         r.achievable_hit_ratio * 100.0, bytes(r.footprint_bytes)) } }
+                </p>
+                <p>
+                    <label>{ "Policy for the Array view's cache tier " }
+                        <select data-testid="cache-policy" onchange={on_policy}>{ for policies }</select></label>
+                    <label>{ " write mode " }
+                        <select data-testid="cache-mode" onchange={on_mode}>{ for modes }</select></label>
                 </p>
                 <p class="hint">
                     { "Assumes a write-back, write-allocate cache; back-end I/O saved equals the hit ratio (destaging of dirty lines is not counted). " }

@@ -6,6 +6,7 @@ use analyzer_core::stat::StatSummary;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LoadError;
+use crate::worker::predict::{PredictRequest, PredictResult};
 
 /// A load job's id; the UI ignores messages for jobs it has cancelled or replaced.
 pub type JobId = u32;
@@ -22,6 +23,12 @@ pub enum Request {
     },
     /// Stop the job at the next chunk boundary.
     Cancel { job: JobId },
+    /// Re-read the trace and predict the array layouts (a newer `Predict` replaces it).
+    Predict {
+        job: JobId,
+        source: Source,
+        request: PredictRequest,
+    },
 }
 
 /// Where the trace comes from.
@@ -62,6 +69,16 @@ pub enum Response {
     Cancelled {
         job: JobId,
     },
+    /// The array prediction of a `Predict` job.
+    Predicted {
+        job: JobId,
+        result: Box<PredictResult>,
+    },
+    /// A `Predict` job failed (its message in plain words).
+    PredictFailed {
+        job: JobId,
+        error: String,
+    },
 }
 
 impl Response {
@@ -71,7 +88,9 @@ impl Response {
             | Response::Progress { job, .. }
             | Response::Done { job, .. }
             | Response::Failed { job, .. }
-            | Response::Cancelled { job } => *job,
+            | Response::Cancelled { job }
+            | Response::Predicted { job, .. }
+            | Response::PredictFailed { job, .. } => *job,
         }
     }
 }

@@ -10,7 +10,7 @@ use analyzer_core::analysis::{Analysis, AnalysisConfig, AnalysisReport};
 use analyzer_core::compress::{Codec, Decompressing, Decompressor};
 use analyzer_core::decode::DecodeOptions;
 use analyzer_core::stat::{Stat, StatSummary};
-use analyzer_core::{Decoder, Diagnostics, TraceFormat, TraceHeader};
+use analyzer_core::{Decoder, Diagnostics, IoEvent, TraceFormat, TraceHeader};
 
 use crate::error::{LoadError, LoadErrorKind};
 
@@ -53,6 +53,9 @@ pub struct Session {
     /// Only events in `[start, end)` nanoseconds after the first event are analysed.
     window_nanos: Option<(u64, u64)>,
     origin_nanos: Option<u64>,
+    /// Run `stat` and the workload analysis (off when only the events are wanted, for the
+    /// array prediction).
+    analyse: bool,
 }
 
 impl Session {
@@ -72,7 +75,14 @@ impl Session {
             input_bytes: 0,
             window_nanos: None,
             origin_nanos: None,
+            analyse: true,
         }
+    }
+
+    /// Only decodes: events go to the sink of [`Session::push_with`], no analyses run.
+    pub fn events_only(mut self) -> Session {
+        self.analyse = false;
+        self
     }
 
     /// Restricts the analyses to `[start, end)` nanoseconds after the first event (the brush on
@@ -97,6 +107,15 @@ impl Session {
 
     /// Pushes the next chunk of the file.
     pub fn push(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+        self.push_with(bytes, &mut |_| {})
+    }
+
+    /// Pushes the next chunk of the file; every analysed event is also given to `sink`.
+    pub fn push_with(
+        &mut self,
+        bytes: &[u8],
+        sink: &mut dyn FnMut(&IoEvent),
+    ) -> Result<(), LoadError> {
         self.input_bytes += bytes.len() as u64;
         if self.decoder.is_none() {
             self.head.extend_from_slice(bytes);
@@ -105,9 +124,9 @@ impl Session {
             if self.plain_head.len() < SNIFF_BYTES && self.head.len() < MAX_HEAD_BYTES {
                 return Ok(());
             }
-            return self.start_decoder();
+            return self.start_decoder(sink);
         }
-        self.feed(bytes)
+        self.feed(bytes, sink)
     }
 
     /// Decompresses held-back input until [`SNIFF_BYTES`] are known. A decompression error
@@ -121,7 +140,7 @@ impl Session {
         }
     }
 
-    fn start_decoder(&mut self) -> Result<(), LoadError> {
+    fn start_decoder(&mut self, sink: &mut dyn FnMut(&IoEvent)) -> Result<(), LoadError> {
         self.codec = self.sniffer.codec().unwrap_or(Codec::None);
         let sniffed = analyzer_core::format::sniff(
             &self.plain_head[..self.plain_head.len().min(SNIFF_BYTES)],
@@ -147,10 +166,10 @@ impl Session {
             .map_err(|e| LoadError::from_decode(&e))?;
         self.decoder = Some((format, Decompressing::new(decoder)));
         let head = std::mem::take(&mut self.head);
-        self.feed(&head)
+        self.feed(&head, sink)
     }
 
-    fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+    fn feed(&mut self, bytes: &[u8], sink: &mut dyn FnMut(&IoEvent)) -> Result<(), LoadError> {
         let Some((_, decoder)) = self.decoder.as_mut() else {
             return Ok(());
         };
@@ -168,22 +187,30 @@ impl Session {
                     continue;
                 }
             }
-            self.stat.observe(&e);
-            self.analysis.observe(&e);
+            if self.analyse {
+                self.stat.observe(&e);
+                self.analysis.observe(&e);
+            }
+            sink(&e);
             self.events += 1;
         }
         Ok(())
     }
 
     /// Ends the input and returns the results.
-    pub fn finish(mut self) -> Result<Finished, LoadError> {
+    pub fn finish(self) -> Result<Finished, LoadError> {
+        self.finish_with(&mut |_| {})
+    }
+
+    /// Ends the input, giving the last events to `sink`, and returns the results.
+    pub fn finish_with(mut self, sink: &mut dyn FnMut(&IoEvent)) -> Result<Finished, LoadError> {
         if self.decoder.is_none() {
             if self.head.is_empty() {
                 return Err(LoadError::new(LoadErrorKind::Empty, "The file is empty."));
             }
             self.sniffer.finish();
             self.fill_plain_head();
-            self.start_decoder()?;
+            self.start_decoder(sink)?;
         }
         let Some((format, decoder)) = self.decoder.as_mut() else {
             return Err(LoadError::new(
@@ -204,8 +231,11 @@ impl Session {
                     continue;
                 }
             }
-            self.stat.observe(&e);
-            self.analysis.observe(&e);
+            if self.analyse {
+                self.stat.observe(&e);
+                self.analysis.observe(&e);
+            }
+            sink(&e);
             self.events += 1;
         }
         let header = decoder.header().clone();

@@ -1,0 +1,289 @@
+//! The Array view: a layout editor for up to four RAID configurations side by side (level,
+//! disks, disk preset, chunk, controller cache) and their predicted IOPS, latency, per-disk
+//! utilisation and bottleneck, with and without the SSD cache chosen in the Cache view. The
+//! numbers come from the worker (the trace replayed through `analyzer_core::array`); while it
+//! computes, a spinner shows and the page stays live.
+
+use analyzer_core::array::{DiskPreset, RunResult, StandardLevel};
+use wasm_bindgen::JsCast;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+use crate::state::PredictState;
+use crate::units::{bytes, duration};
+use crate::url_state::UrlState;
+use crate::worker::predict::{ArrayParams, ConfigPrediction, MAX_CONFIGS};
+
+#[derive(Properties, PartialEq)]
+pub struct ArrayProps {
+    pub url: UrlState,
+    pub on_url: Callback<UrlState>,
+    pub predict: PredictState,
+    /// The cache tier in words (size, policy, mode), as the prediction will use it.
+    pub cache_label: String,
+}
+
+const CHUNKS_KIB: [u64; 6] = [16, 32, 64, 128, 256, 512];
+const DEPTHS: [u32; 7] = [1, 4, 8, 16, 32, 64, 128];
+
+fn target_value(e: &Event) -> String {
+    let Some(t) = e.target() else {
+        return String::new();
+    };
+    if let Some(s) = t.dyn_ref::<HtmlSelectElement>() {
+        return s.value();
+    }
+    t.dyn_ref::<HtmlInputElement>()
+        .map(|i| {
+            if i.type_() == "checkbox" {
+                if i.checked() { "1" } else { "0" }.to_owned()
+            } else {
+                i.value()
+            }
+        })
+        .unwrap_or_default()
+}
+
+/// The callback that changes one field of layout `i`.
+fn edit(
+    url: &UrlState,
+    on_url: &Callback<UrlState>,
+    i: usize,
+    f: fn(&mut ArrayParams, &str),
+) -> Callback<Event> {
+    let url = url.clone();
+    let on_url = on_url.clone();
+    Callback::from(move |e: Event| {
+        let v = target_value(&e);
+        let mut u = url.clone();
+        if let Some(a) = u.arrays.get_mut(i) {
+            f(a, &v);
+        }
+        on_url.emit(u);
+    })
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn lat(n: f64) -> String {
+    duration(n.max(0.0).round() as u64)
+}
+
+/// IOPS, mean and p99 cells; the IOPS cell carries its exact value for tests (`data-value`).
+fn run_cells(r: Option<&RunResult>, testid: String) -> Html {
+    match r {
+        None => html! { <><td>{ "–" }</td><td>{ "–" }</td><td>{ "–" }</td></> },
+        Some(r) => html! {
+            <>
+                <td data-testid={testid} data-value={format!("{}", r.iops)}>{ format!("{:.0}", r.iops) }</td>
+                <td>{ lat(r.latency.mean_nanos) }</td>
+                <td>{ duration(r.latency.p99_nanos) }</td>
+            </>
+        },
+    }
+}
+
+/// Per-disk utilisation as bars, array disks then cache devices.
+fn disk_bars(r: &RunResult, tier: &str) -> Html {
+    let bars = r.disks.iter().filter(|d| d.tier == tier).map(|d| {
+        let w = (d.utilisation.clamp(0.0, 1.0) * 100.0).round();
+        html! {
+            <div class="disk-bar" title={format!("{tier} disk {}: {} busy, {:.0} IOPS", d.index, pct(d.utilisation), d.iops)}>
+                <span class="disk-label">{ format!("{}", d.index) }</span>
+                <span class="bar"><span class={classes!("fill", tier.to_owned())} style={format!("width:{w}%")}></span></span>
+                <span class="disk-value">{ pct(d.utilisation) }</span>
+            </div>
+        }
+    });
+    html! { <div class="disk-bars">{ for bars }</div> }
+}
+
+fn result_block(c: &ConfigPrediction) -> Html {
+    let speedup = c
+        .with_cache
+        .as_ref()
+        .map(|w| w.iops / c.without_cache.iops.max(1e-9));
+    html! {
+        <div class="array-result">
+            <p class="hint">{ format!("{}, {} usable", c.description, bytes(c.capacity_bytes)) }</p>
+            <h4>{ "Without cache" }</h4>
+            <p class="answer-line">{ format!("{:.0} IOPS, mean {}, p99 {}", c.without_cache.iops,
+                lat(c.without_cache.latency.mean_nanos), duration(c.without_cache.latency.p99_nanos)) }</p>
+            <p class="hint" data-testid="bottleneck">{ format!("Bottleneck: {}", c.without_cache.bottleneck) }</p>
+            { disk_bars(&c.without_cache, "array") }
+            if let Some(w) = &c.with_cache {
+                <h4>{ "With the SSD cache" }</h4>
+                <p class="answer-line">{ format!("{:.0} IOPS, mean {}, p99 {}", w.iops,
+                    lat(w.latency.mean_nanos), duration(w.latency.p99_nanos)) }
+                    if let Some(s) = speedup { { format!(" ({s:.2}× IOPS)") } }
+                </p>
+                <p class="hint">{ format!("Bottleneck: {}", w.bottleneck) }</p>
+                { disk_bars(w, "array") }
+                { disk_bars(w, "cache") }
+            }
+        </div>
+    }
+}
+
+#[function_component]
+pub fn ArrayView(props: &ArrayProps) -> Html {
+    let url = &props.url;
+    let computing = props.predict.computing.is_some();
+    // The answer belongs to the layouts shown only if it was computed for them.
+    let result = props
+        .predict
+        .result
+        .as_ref()
+        .filter(|r| r.request.configs == url.arrays && r.request.outstanding == url.qd);
+    let columns = url.arrays.iter().enumerate().map(|(i, a)| {
+        let levels = StandardLevel::ALL.iter().map(|l| {
+            html! { <option value={l.name()} selected={l.name() == a.level}>{ l.name() }</option> }
+        });
+        let presets = DiskPreset::ALL.iter().map(|p| {
+            html! { <option value={p.name()} selected={p.name() == a.disk}>{ p.name() }</option> }
+        });
+        let chunks = CHUNKS_KIB.iter().map(|&k| {
+            html! { <option value={(k << 10).to_string()} selected={k << 10 == a.chunk_bytes}>{ format!("{k} KiB") }</option> }
+        });
+        let remove = {
+            let url = url.clone();
+            let on_url = props.on_url.clone();
+            Callback::from(move |_| {
+                let mut u = url.clone();
+                if u.arrays.len() > 1 {
+                    u.arrays.remove(i);
+                }
+                on_url.emit(u);
+            })
+        };
+        let answer = result.and_then(|r| r.configs.get(i));
+        html! {
+            <section class="chart-card array-config" data-testid={format!("array-config-{i}")}>
+                <h3>{ format!("Layout {}", i + 1) }</h3>
+                <div class="array-editor">
+                    <label>{ "RAID level " }
+                        <select data-testid={format!("array-level-{i}")}
+                            onchange={edit(url, &props.on_url, i, |a, v| a.level = v.to_owned())}>{ for levels }</select>
+                    </label>
+                    <label>{ "Disks " }
+                        <input type="number" min="1" max="64" value={a.disks.to_string()} data-testid={format!("array-disks-{i}")}
+                            onchange={edit(url, &props.on_url, i, |a, v| if let Ok(n) = v.parse::<u32>() { a.disks = n.clamp(1, 64) })} />
+                    </label>
+                    <label>{ "Disk " }
+                        <select data-testid={format!("array-disk-{i}")}
+                            onchange={edit(url, &props.on_url, i, |a, v| a.disk = v.to_owned())}>{ for presets }</select>
+                    </label>
+                    <label>{ "Chunk " }
+                        <select data-testid={format!("array-chunk-{i}")}
+                            onchange={edit(url, &props.on_url, i, |a, v| if let Ok(c) = v.parse() { a.chunk_bytes = c })}>{ for chunks }</select>
+                    </label>
+                    <label>
+                        <input type="checkbox" checked={a.controller_cache} data-testid={format!("array-ctrl-{i}")}
+                            onchange={edit(url, &props.on_url, i, |a, v| a.controller_cache = v == "1")} />
+                        { " Controller cache" }
+                    </label>
+                    if url.arrays.len() > 1 {
+                        <button class="link" onclick={remove}>{ "Remove" }</button>
+                    }
+                </div>
+                if let Some(c) = answer { { result_block(c) } }
+            </section>
+        }
+    });
+    let add = {
+        let url = url.clone();
+        let on_url = props.on_url.clone();
+        Callback::from(move |_| {
+            let mut u = url.clone();
+            if u.arrays.len() < MAX_CONFIGS {
+                let next = u.arrays.last().cloned().unwrap_or_default();
+                u.arrays.push(next);
+            }
+            on_url.emit(u);
+        })
+    };
+    let on_qd = {
+        let url = url.clone();
+        let on_url = props.on_url.clone();
+        Callback::from(move |e: Event| {
+            if let Ok(q) = target_value(&e).parse() {
+                on_url.emit(UrlState {
+                    qd: q,
+                    ..url.clone()
+                });
+            }
+        })
+    };
+    let depths = DEPTHS.iter().map(
+        |&d| html! { <option value={d.to_string()} selected={d == url.qd}>{ d.to_string() }</option> },
+    );
+    let table_rows = result.map(|r| {
+        r.configs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let busiest = c
+                    .without_cache
+                    .disks
+                    .iter()
+                    .filter(|d| d.tier == "array")
+                    .map(|d| d.utilisation)
+                    .fold(0.0, f64::max);
+                html! {
+                    <tr data-testid={format!("array-row-{i}")}>
+                        <td>{ format!("{}: {}", i + 1, c.params.label()) }</td>
+                        <td>{ bytes(c.capacity_bytes) }</td>
+                        { run_cells(Some(&c.without_cache), format!("iops-{i}")) }
+                        <td>{ pct(busiest) }</td>
+                        { run_cells(c.with_cache.as_ref(), format!("iops-cache-{i}")) }
+                        <td>{ c.with_cache.as_ref().map(|w| format!("{:.2}×", w.iops / c.without_cache.iops.max(1e-9))).unwrap_or_default() }</td>
+                        <td>{ c.without_cache.bottleneck.clone() }</td>
+                    </tr>
+                }
+            })
+            .collect::<Html>()
+    });
+    html! {
+        <div class="view array" data-testid="view-array" data-computing={computing.to_string()}>
+            <section class="chart-card controls-card">
+                <label>{ "Outstanding I/Os " }
+                    <select data-testid="array-qd" onchange={on_qd}>{ for depths }</select>
+                </label>
+                if url.arrays.len() < MAX_CONFIGS {
+                    <button onclick={add} data-testid="array-add">{ "Add a layout" }</button>
+                }
+                <p class="hint">{ format!("SSD cache tier (from the Cache view): {}.", props.cache_label) }</p>
+                if computing {
+                    <p class="notice" data-testid="array-computing"><span class="spinner"></span>{ " Replaying the trace through the layouts in the worker…" }</p>
+                }
+                if let Some(e) = &props.predict.error {
+                    <p class="error-panel" data-testid="array-error" role="alert">{ e.clone() }</p>
+                }
+            </section>
+            if result.is_none() && !computing && props.predict.error.is_none() {
+                <p class="notice" data-testid="array-no-trace">{ "No prediction: the array model replays the trace, and none is loaded in full (a report whose trace copy is sampled has only its results)." }</p>
+            }
+            <div class="array-columns">{ for columns }</div>
+            if let Some(rows) = table_rows {
+                <section class="chart-card">
+                    <h3>{ "Comparison" }</h3>
+                    <table class="data-table" data-testid="array-table">
+                        <thead><tr>
+                            <th>{ "Layout" }</th><th>{ "Usable" }</th>
+                            <th>{ "IOPS" }</th><th>{ "Mean" }</th><th>{ "p99" }</th><th>{ "Busiest disk" }</th>
+                            <th>{ "IOPS with cache" }</th><th>{ "Mean" }</th><th>{ "p99" }</th><th>{ "Speed-up" }</th>
+                            <th>{ "Bottleneck (no cache)" }</th>
+                        </tr></thead>
+                        <tbody>{ rows }</tbody>
+                    </table>
+                    if let Some(r) = result {
+                        <p class="hint">{ format!("{} requests replayed.", r.replayed_requests) }</p>
+                        <ul class="hint">{ for r.assumptions.iter().map(|a| html! { <li>{ a.clone() }</li> }) }</ul>
+                    }
+                </section>
+            }
+        </div>
+    }
+}
