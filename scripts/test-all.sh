@@ -64,6 +64,9 @@ step clippy-wasm-web  check wasm_cargo clippy -p web-app --all-targets --quiet -
 step test-host      tests bash -c "cargo build --quiet --workspace --exclude web-app --bins && cargo test --workspace --exclude web-app --no-fail-fast"
 # The engine's wasm tests (tests/wasm.rs) run in headless Chromium: same bytes in, same answers
 # out as on the host. The lib's own unit tests are host-only (they use proptest).
+# The MRC accuracy tests (SHARDS and MiniSim against exact answers on 1.2M-request traces) take
+# minutes in a debug build, so debug builds skip them; run them here in release.
+step test-mrc-accuracy tests bash -c "cargo build --release --quiet -p collector && cargo test --release -p blocksight-tests --test mrc"
 step test-wasm-core tests wasm_cargo test --release -p analyzer-core --test wasm
 step test-wasm-web  tests wasm_cargo test -p web-app
 rm -rf "${TMPDIR:-/tmp}"/org.chromium.Chromium.scoped_dir.* 2>/dev/null
