@@ -178,6 +178,54 @@ test('the cache view answers from the precomputed curve when the size moves', as
   await page.close();
 });
 
+test('the cache view simulates the chosen cache in the worker and overlays policy curves', async () => {
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl + '#view=cache');
+  await waitReady(page);
+  const simDone = () => page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'false'
+    && document.querySelector('[data-testid=sim-hit]'), null, { timeout: 120_000 });
+  await simDone();
+  const value = (id) => page.locator(`[data-testid=${id}]`).getAttribute('data-value').then(Number);
+
+  // The chosen cache (recommended size, LRU, write-through), the same as blocksight simulate.
+  const analyze = JSON.parse(run(['analyze', '--json', '-q', SAMPLE]));
+  const sizing = analyze.cache_sizing;
+  const size = sizing.recommendation?.recommended?.size_bytes;
+  if (size) {
+    const sim = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--cache-size', String(size),
+      '--line-size', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt']));
+    assert.equal(await value('sim-hit'), sim.result.whole.ratios.line_hit_ratio);
+    assert.equal(await value('sim-backend-writes'), sim.result.whole.counts.backend.write_ops);
+  }
+  // The MiniSim curves of the other policies are drawn over the exact LRU curve.
+  await page.getByRole('button', { name: 'Show as table' }).first().click();
+  const header = await page.locator('[data-testid=table-mrc] thead').innerText();
+  for (const p of ['lru (exact)', 'fifo (MiniSim)', 'arc (MiniSim)', 's3fifo (MiniSim)', 'lirs (MiniSim)']) {
+    assert.ok(header.includes(p), `${p} missing from ${header}`);
+  }
+
+  // Write-back instead of write-through: recomputed in the worker, again simulate's numbers
+  // (fewer bytes written to the disks, but one write per dirty 4 KiB line).
+  const wtWrites = await value('sim-backend-writes');
+  await page.locator('[data-testid=cache-mode]').selectOption('wb');
+  assert.match(page.url(), /cmode=wb/);
+  await page.waitForFunction((w) => {
+    const el = document.querySelector('[data-testid=sim-backend-writes]');
+    return el && Number(el.dataset.value) !== w;
+  }, wtWrites, { timeout: 120_000 });
+  if (size) {
+    const wb = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--cache-size', String(size),
+      '--line-size', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wb']));
+    assert.equal(await value('sim-backend-writes'), wb.result.whole.counts.backend.write_ops);
+    assert.equal(await value('sim-backend-reads'), wb.result.whole.counts.backend.read_ops);
+    assert.equal(await value('sim-hit'), wb.result.whole.ratios.line_hit_ratio);
+  }
+  await page.screenshot({ path: join(SHOTS, 'cache-policies.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('the array view predicts layouts in the worker, the same numbers as blocksight predict', async () => {
   const page = await browser.context.newPage();
   const problems = watch(page);

@@ -17,6 +17,7 @@ use crate::embedded;
 use crate::state::{Action, AppState, Phase};
 use crate::units::duration;
 use crate::url_state::{UrlState, VIEWS};
+use crate::worker::cache_sim::CacheSimRequest;
 use crate::worker::codec::JsCodec;
 use crate::worker::predict::PredictRequest;
 use crate::worker::protocol::{Request, Source};
@@ -230,6 +231,76 @@ pub fn App() -> Html {
             });
         });
     }
+    // The Cache view: the chosen cache is simulated in the worker on the whole trace; the
+    // policies' curves are asked for again only when the line size, write mode, policy or
+    // trace changed (not for a new size).
+    {
+        let bridge = bridge.clone();
+        let last_source = last_source.clone();
+        let state = state.clone();
+        let last_sent: LastSent<CacheSimRequest> = use_mut_ref(|| None);
+        let request = match (&state.full, state.url.view.as_str()) {
+            (Some(full), "cache") => Some((
+                chosen_cache(full, &state.url),
+                full.analysis.cache_sizing.footprint_lines,
+            )),
+            _ => None,
+        };
+        let full_ptr = state.full.as_ref().map(|r| Rc::as_ptr(r) as usize);
+        use_effect_with((request, full_ptr), move |(request, full_ptr)| {
+            let Some((cache, footprint_lines)) = request.clone() else {
+                return;
+            };
+            let with_curves = match last_sent.borrow().as_ref() {
+                Some((last, ptr)) => {
+                    *ptr != *full_ptr
+                        || last.cache.policy != cache.policy
+                        || last.cache.mode != cache.mode
+                        || last.cache.line_bytes != cache.line_bytes
+                }
+                None => true,
+            };
+            let request = CacheSimRequest {
+                cache,
+                footprint_lines,
+                with_curves,
+            };
+            if let Some((last, ptr)) = last_sent.borrow().as_ref() {
+                if *ptr == *full_ptr && last.cache == request.cache {
+                    return;
+                }
+            }
+            let Some((source, _, _)) = last_source.borrow().clone() else {
+                return;
+            };
+            let mut slot = bridge.borrow_mut();
+            let b = slot.get_or_insert_with(|| spawn_worker(state.dispatcher()));
+            let job = state.cache_sim.next_job;
+            state.dispatch(Action::CacheSimStart { job });
+            // A request without curves keeps the curves key of the last one that had them.
+            let keep = if with_curves {
+                request.clone()
+            } else {
+                last_sent
+                    .borrow()
+                    .as_ref()
+                    .map(|(l, _)| CacheSimRequest {
+                        cache: crate::worker::predict::CacheParams {
+                            size_bytes: request.cache.size_bytes,
+                            ..l.cache.clone()
+                        },
+                        ..l.clone()
+                    })
+                    .unwrap_or_else(|| request.clone())
+            };
+            *last_sent.borrow_mut() = Some((keep, *full_ptr));
+            b.send(Request::CacheSim {
+                job,
+                source,
+                request,
+            });
+        });
+    }
     let on_file = {
         let start = start.clone();
         Callback::from(move |file: web_sys::File| {
@@ -324,7 +395,7 @@ pub fn App() -> Html {
                     }
                 }
                 "cache" => html! {
-                    <CacheView results={results.clone()} url={state.url.clone()} on_url={on_url.clone()}
+                    <CacheView results={results.clone()} url={state.url.clone()} on_url={on_url.clone()} sim={state.cache_sim.clone()}
                         on_toggle_table={on_toggle_table.clone()} on_drawn={on_drawn.clone()} />
                 },
                 _ => html! {

@@ -7,6 +7,9 @@ use yew::Reducible;
 
 use crate::error::LoadError;
 use crate::url_state::UrlState;
+use analyzer_core::mrc::MrcReport;
+
+use crate::worker::cache_sim::CacheSimResult;
 use crate::worker::predict::PredictResult;
 use crate::worker::protocol::{JobId, Response, Results};
 
@@ -73,6 +76,19 @@ pub struct AppState {
     pub report: Option<Rc<Results>>,
     /// The Array view's prediction.
     pub predict: PredictState,
+    /// The Cache view's simulation.
+    pub cache_sim: CacheSimState,
+}
+
+/// The Cache view's simulation: the job computing in the worker, the last answer, and the
+/// last policy curves (kept while only the size changes).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CacheSimState {
+    pub computing: Option<JobId>,
+    pub next_job: JobId,
+    pub result: Option<Rc<CacheSimResult>>,
+    pub curves: Option<Rc<Vec<MrcReport>>>,
+    pub error: Option<String>,
 }
 
 /// The Array view's prediction: the job computing in the worker and the last answer.
@@ -100,6 +116,10 @@ impl AppState {
             predict: PredictState {
                 next_job: 1,
                 ..PredictState::default()
+            },
+            cache_sim: CacheSimState {
+                next_job: 1,
+                ..CacheSimState::default()
             },
         }
     }
@@ -136,6 +156,10 @@ pub enum Action {
     PredictStart {
         job: JobId,
     },
+    /// A cache simulation was sent to the worker.
+    CacheSimStart {
+        job: JobId,
+    },
 }
 
 impl Reducible for AppState {
@@ -168,6 +192,34 @@ impl Reducible for AppState {
                     events: 0,
                     format: None,
                 });
+            }
+            Action::CacheSimStart { job } => {
+                s.cache_sim.computing = Some(job);
+                s.cache_sim.next_job = job + 1;
+            }
+            Action::Worker {
+                response: Response::CacheSimulated { job, result },
+                ..
+            } => {
+                if s.cache_sim.computing != Some(job) {
+                    return self;
+                }
+                s.cache_sim.computing = None;
+                s.cache_sim.error = None;
+                if result.request.with_curves {
+                    s.cache_sim.curves = Some(Rc::new(result.curves.clone()));
+                }
+                s.cache_sim.result = Some(Rc::new(*result));
+            }
+            Action::Worker {
+                response: Response::CacheSimFailed { job, error },
+                ..
+            } => {
+                if s.cache_sim.computing != Some(job) {
+                    return self;
+                }
+                s.cache_sim.computing = None;
+                s.cache_sim.error = Some(error);
             }
             Action::PredictStart { job } => {
                 s.predict.computing = Some(job);
@@ -242,7 +294,10 @@ impl Reducible for AppState {
                             file_name: loading.file_name.clone(),
                         };
                     }
-                    Response::Predicted { .. } | Response::PredictFailed { .. } => {}
+                    Response::Predicted { .. }
+                    | Response::PredictFailed { .. }
+                    | Response::CacheSimulated { .. }
+                    | Response::CacheSimFailed { .. } => {}
                 }
             }
             Action::Preloaded(results) => {

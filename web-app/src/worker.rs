@@ -3,6 +3,7 @@
 //! and [`protocol::Results`]. Between chunks it yields to the event loop, so a `Cancel` is seen
 //! within one chunk.
 
+pub mod cache_sim;
 pub mod codec;
 pub mod predict;
 pub mod protocol;
@@ -31,6 +32,8 @@ pub struct EngineWorker {
     current: Rc<Cell<JobId>>,
     /// The prediction job allowed to run (a newer one replaces it).
     current_predict: Rc<Cell<JobId>>,
+    /// The cache simulation job allowed to run (a newer one replaces it).
+    current_cache: Rc<Cell<JobId>>,
 }
 
 impl Worker for EngineWorker {
@@ -42,6 +45,7 @@ impl Worker for EngineWorker {
         EngineWorker {
             current: Rc::new(Cell::new(0)),
             current_predict: Rc::new(Cell::new(0)),
+            current_cache: Rc::new(Cell::new(0)),
         }
     }
 
@@ -73,6 +77,20 @@ impl Worker for EngineWorker {
                 let current = self.current_predict.clone();
                 wasm_bindgen_futures::spawn_local(async move {
                     if let Some(out) = predict(job, source, request, &current).await {
+                        scope.respond(id, out);
+                    }
+                });
+            }
+            Request::CacheSim {
+                job,
+                source,
+                request,
+            } => {
+                self.current_cache.set(job);
+                let scope = scope.clone();
+                let current = self.current_cache.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    if let Some(out) = simulate_cache(job, source, request, &current).await {
                         scope.respond(id, out);
                     }
                 });
@@ -136,6 +154,53 @@ async fn predict(
         job,
         result: Box::new(plan.finish(replays)),
     })
+}
+
+/// Re-reads the trace and simulates the Cache view's cache (and the policies' curves when
+/// asked). `None` when a newer simulation replaced this one.
+async fn simulate_cache(
+    job: JobId,
+    source: Source,
+    request: cache_sim::CacheSimRequest,
+    current: &Cell<JobId>,
+) -> Option<Response> {
+    let failed = |error: String| Some(Response::CacheSimFailed { job, error });
+    let mut run = match cache_sim::CacheRun::new(request) {
+        Ok(r) => r,
+        Err(e) => return failed(e),
+    };
+    let mut reader = match source {
+        Source::Blob { blob, .. } => ChunkReader::from_blob(blob),
+        Source::Url { url } => match ChunkReader::from_url(&url).await {
+            Ok(r) => r,
+            Err(e) => return failed(e),
+        },
+    };
+    let mut session = Session::new(None, DecodeOptions::default()).events_only();
+    loop {
+        if current.get() != job {
+            return None;
+        }
+        match reader.next_chunk().await {
+            Ok(Some(chunk)) => {
+                if let Err(e) = session.push_with(chunk, &mut |e| run.observe(e)) {
+                    return failed(e.plain_words());
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return failed(e),
+        }
+    }
+    if current.get() != job {
+        return None;
+    }
+    match session.finish_with(&mut |e| run.observe(e)) {
+        Ok(done) => Some(Response::CacheSimulated {
+            job,
+            result: Box::new(run.finish(&done.header)),
+        }),
+        Err(e) => failed(e.plain_words()),
+    }
 }
 
 async fn load(

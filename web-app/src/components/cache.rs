@@ -11,8 +11,10 @@ use yew::prelude::*;
 
 use crate::charts::mrc::{Curve, MrcChart};
 use crate::components::chart_card::ChartCard;
-use crate::units::bytes;
+use crate::state::CacheSimState;
+use crate::units::{bytes, count};
 use crate::url_state::UrlState;
+use crate::worker::cache_sim::CacheSimResult;
 use crate::worker::predict::CacheParams;
 use crate::worker::protocol::Results;
 
@@ -24,6 +26,43 @@ pub struct CacheProps {
     pub on_toggle_table: Callback<String>,
     #[prop_or_default]
     pub on_drawn: Callback<()>,
+    /// The worker's simulation of the chosen cache and the policies' curves.
+    #[prop_or_default]
+    pub sim: CacheSimState,
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".to_owned(), |x| format!("{:.1}%", x * 100.0))
+}
+
+/// The simulation's answer: hit ratios and back-end reads and writes.
+fn sim_card(r: &CacheSimResult) -> Html {
+    let w = &r.sim.whole;
+    let b = &w.counts.backend;
+    html! {
+        <div class="cards" data-testid="sim-result">
+            <div class="card" data-testid="sim-hit" data-value={format!("{}", w.ratios.line_hit_ratio.unwrap_or(0.0))}>
+                <div class="label">{ "Line hit ratio" }</div>
+                <div class="value">{ pct(w.ratios.line_hit_ratio) }</div>
+                <div class="detail">{ format!("reads {}, writes {}", pct(w.ratios.read_line_hit_ratio), pct(w.ratios.write_line_hit_ratio)) }</div>
+            </div>
+            <div class="card" data-testid="sim-backend-reads" data-value={b.read_ops.to_string()}>
+                <div class="label">{ "Back-end reads" }</div>
+                <div class="value">{ count(b.read_ops) }</div>
+                <div class="detail">{ format!("{} (host: {} read requests)", bytes(b.read_bytes), count(w.counts.read.requests)) }</div>
+            </div>
+            <div class="card" data-testid="sim-backend-writes" data-value={b.write_ops.to_string()}>
+                <div class="label">{ "Back-end writes" }</div>
+                <div class="value">{ count(b.write_ops) }</div>
+                <div class="detail">{ format!("{} (host: {} write requests)", bytes(b.write_bytes), count(w.counts.write.requests)) }</div>
+            </div>
+            <div class="card">
+                <div class="label">{ "Back-end I/O saved" }</div>
+                <div class="value">{ pct(w.ratios.backend_ops_reduction) }</div>
+                <div class="detail">{ format!("{} fills, {} evictions ({} dirty)", count(w.counts.fills), count(w.counts.evictions), count(w.counts.dirty_evictions)) }</div>
+            </div>
+        </div>
+    }
 }
 
 /// Slider steps: sizes are chosen on a square-root scale so small caches get resolution.
@@ -130,8 +169,25 @@ pub fn CacheView(props: &CacheProps) -> Html {
             });
         })
     };
+    let mut curves = vec![Curve {
+        policy: format!("{} (exact)", curve.policy),
+        ..curve
+    }];
+    if let Some(more) = &props.sim.curves {
+        curves.extend(more.iter().map(|r| Curve {
+            policy: format!("{} (MiniSim)", r.policy),
+            ..Curve::from_report(r)
+        }));
+    }
+    let wanted = chosen_cache(&props.results, &props.url);
+    let sim_result = props
+        .sim
+        .result
+        .as_ref()
+        .filter(|r| r.request.cache == wanted);
+    let computing = props.sim.computing.is_some();
     let chart = MrcChart {
-        curves: vec![curve],
+        curves,
         marker_bytes: Some(size),
     };
     let sampled = report.sampling.as_ref().map(|s| s.rate);
@@ -158,6 +214,17 @@ pub fn CacheView(props: &CacheProps) -> Html {
                     { "Assumes a write-back, write-allocate cache; back-end I/O saved equals the hit ratio (destaging of dirty lines is not counted). " }
                     if let Some(rate) = sampled { { format!("Curve estimated from a {:.2}% spatial sample (SHARDS).", rate * 100.0) } }
                 </p>
+            </section>
+            <section class="chart-card" data-testid="cache-sim" data-computing={computing.to_string()}>
+                <h3>{ format!("Simulated on the whole trace: {} of {} with {} KiB lines, {}", wanted.policy, bytes(wanted.size_bytes), wanted.line_bytes >> 10, wanted.mode) }</h3>
+                if computing {
+                    <p class="notice" data-testid="cache-computing"><span class="spinner"></span>{ " Simulating in the worker…" }</p>
+                }
+                if let Some(e) = &props.sim.error {
+                    <p class="error-panel" role="alert">{ e.clone() }</p>
+                }
+                if let Some(r) = sim_result { { sim_card(r) } }
+                <p class="hint">{ "Cold start; back-end writes include the final flush of dirty lines (write-back). Modes: ro read-only, wt write-through, wa write-around, wb write-back. The MiniSim curves are scaled-down simulations of each policy (docs/analysis.md)." }</p>
             </section>
             if let Some(r) = rec {
                 <div class="cards">

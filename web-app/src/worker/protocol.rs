@@ -6,6 +6,7 @@ use analyzer_core::stat::StatSummary;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LoadError;
+use crate::worker::cache_sim::{CacheSimRequest, CacheSimResult};
 use crate::worker::predict::{PredictRequest, PredictResult};
 
 /// A load job's id; the UI ignores messages for jobs it has cancelled or replaced.
@@ -28,6 +29,12 @@ pub enum Request {
         job: JobId,
         source: Source,
         request: PredictRequest,
+    },
+    /// Re-read the trace and simulate the Cache view's cache (a newer `CacheSim` replaces it).
+    CacheSim {
+        job: JobId,
+        source: Source,
+        request: CacheSimRequest,
     },
 }
 
@@ -79,6 +86,15 @@ pub enum Response {
         job: JobId,
         error: String,
     },
+    /// The cache simulation of a `CacheSim` job.
+    CacheSimulated {
+        job: JobId,
+        result: Box<CacheSimResult>,
+    },
+    CacheSimFailed {
+        job: JobId,
+        error: String,
+    },
 }
 
 impl Response {
@@ -90,7 +106,9 @@ impl Response {
             | Response::Failed { job, .. }
             | Response::Cancelled { job }
             | Response::Predicted { job, .. }
-            | Response::PredictFailed { job, .. } => *job,
+            | Response::PredictFailed { job, .. }
+            | Response::CacheSimulated { job, .. }
+            | Response::CacheSimFailed { job, .. } => *job,
         }
     }
 }

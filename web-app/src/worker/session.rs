@@ -337,6 +337,12 @@ mod tests {
     /// The same trace re-encoded as a native .bst (what `blocksight report` embeds) reads back
     /// to the same numbers.
     fn sample_native() -> Vec<u8> {
+        // Made once: the browser runs every test in one page, within the runner's time limit.
+        static NATIVE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+        NATIVE.get_or_init(make_sample_native).clone()
+    }
+
+    fn make_sample_native() -> Vec<u8> {
         use analyzer_core::native::{EncodeOptions, NativeEncoder};
         let mut d = Decompressing::new(
             TraceFormat::TracefsText
@@ -369,14 +375,14 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn a_time_window_keeps_only_its_requests() {
-        let whole = load(SAMPLE_ZST, 4 << 20);
+        let whole: StatSummary = serde_json::from_str(SAMPLE_STAT).expect("stat json");
         let mut s = Session::new(None, DecodeOptions::default())
             .with_window(Some((10_000_000_000, 20_000_000_000)));
         s.push(SAMPLE_ZST)
             .map_err(|e| e.plain_words())
             .expect("loads");
         let part = s.finish().map_err(|e| e.plain_words()).expect("finishes");
-        assert!(part.stat.events > 0 && part.stat.events < whole.stat.events);
+        assert!(part.stat.events > 0 && part.stat.events < whole.events);
         assert!(part.stat.duration_nanos <= 10_000_000_000);
     }
 
