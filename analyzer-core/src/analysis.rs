@@ -20,7 +20,7 @@ use crate::decode::Diagnostics;
 use crate::event::{IoEvent, Op, TraceHeader};
 use crate::mrc::shards::ShardsMode;
 use crate::mrc::{LruMrc, MrcReport, SizeSpec};
-use crate::stat::{SizeBucket, SIZE_BUCKETS_BYTES};
+use crate::stat::{empty_size_histogram, SizeBucket, SIZE_BUCKETS_BYTES};
 
 use self::heatmap::{HeatMap, HeatMapReport};
 use self::hot::{HotBlocks, HotReport};
@@ -140,21 +140,7 @@ pub struct Analysis {
 
 impl Analysis {
     pub fn new(config: AnalysisConfig) -> Analysis {
-        let mut sizes = Vec::with_capacity(SIZE_BUCKETS_BYTES.len() + 1);
-        let mut min = 0;
-        for &max in &SIZE_BUCKETS_BYTES {
-            sizes.push(SizeBucket {
-                min_bytes: min,
-                max_bytes: Some(max),
-                ..Default::default()
-            });
-            min = max + 1;
-        }
-        sizes.push(SizeBucket {
-            min_bytes: min,
-            max_bytes: None,
-            ..Default::default()
-        });
+        let sizes = empty_size_histogram();
         let block = config.block_bytes.max(1);
         let mrc = if config.mrc_sample_lines == 0 {
             LruMrc::exact(block)

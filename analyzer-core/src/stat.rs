@@ -86,6 +86,27 @@ pub struct SizeBucket {
     pub other: u64,
 }
 
+/// The request-size histogram with every count at zero: one bucket per bound of
+/// [`SIZE_BUCKETS_BYTES`] plus an open last bucket. Shared by `stat` and `analysis`.
+pub fn empty_size_histogram() -> Vec<SizeBucket> {
+    let mut buckets = Vec::with_capacity(SIZE_BUCKETS_BYTES.len() + 1);
+    let mut min = 0;
+    for &max in &SIZE_BUCKETS_BYTES {
+        buckets.push(SizeBucket {
+            min_bytes: min,
+            max_bytes: Some(max),
+            ..Default::default()
+        });
+        min = max + 1;
+    }
+    buckets.push(SizeBucket {
+        min_bytes: min,
+        max_bytes: None,
+        ..Default::default()
+    });
+    buckets
+}
+
 /// Streaming accumulator for [`StatSummary`].
 #[derive(Debug)]
 pub struct Stat {
@@ -110,21 +131,7 @@ impl Default for Stat {
 
 impl Stat {
     pub fn new() -> Stat {
-        let mut size_buckets = Vec::with_capacity(SIZE_BUCKETS_BYTES.len() + 1);
-        let mut min = 0;
-        for &max in &SIZE_BUCKETS_BYTES {
-            size_buckets.push(SizeBucket {
-                min_bytes: min,
-                max_bytes: Some(max),
-                ..Default::default()
-            });
-            min = max + 1;
-        }
-        size_buckets.push(SizeBucket {
-            min_bytes: min,
-            max_bytes: None,
-            ..Default::default()
-        });
+        let size_buckets = empty_size_histogram();
         Stat {
             counts: [0; 4],
             bytes: [0; 4],

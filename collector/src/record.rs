@@ -18,15 +18,6 @@ pub mod sys;
 pub mod tracefs;
 pub mod tracker;
 
-/// Helpers shared by unit tests and in-crate speed checks.
-#[cfg(test)]
-pub(crate) mod tests_support {
-    /// A bijective scramble of `k` into a 2^28-block space, for random-looking offsets.
-    pub fn scatter(k: u64) -> u64 {
-        analyzer_core::hash::mix64(k) & ((1 << 28) - 1)
-    }
-}
-
 use std::time::{Duration, Instant};
 
 use analyzer_core::TraceHeader;

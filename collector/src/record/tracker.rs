@@ -494,37 +494,4 @@ mod tests {
         assert_eq!(t.stats().unmatched_completions, 0);
         assert_eq!(t.stats().sampled_out as usize, 2 * (20_000 - out.len()));
     }
-
-    /// Not a test: `cargo test --release -p collector tracker_speed -- --ignored --nocapture`
-    /// prints the tracker's cost per request (benchmarks live outside the test suite's checks).
-    #[test]
-    #[ignore]
-    fn tracker_speed() {
-        let n = 2_000_000u64;
-        let mut t = Tracker::new(TrackerConfig {
-            completion_timeout_nanos: u64::MAX / 4,
-            ..config()
-        });
-        let started = std::time::Instant::now();
-        let mut written = 0u64;
-        for round in 0..(n / 10_000) {
-            let mut recs = Vec::with_capacity(20_000);
-            for i in 0..10_000u64 {
-                let k = round * 10_000 + i;
-                let offset = crate::record::tests_support::scatter(k) * 4096;
-                recs.push(rec(1_000 + k * 100, Kind::Issue, offset, Op::Read));
-                recs.push(rec(1_000 + k * 100 + 50, Kind::Complete, offset, Op::Read));
-            }
-            let mut out = 0u64;
-            run_count(&mut t, recs, 1_000 + (round + 1) * 1_000_000, &mut out);
-            written += out;
-        }
-        let ns = started.elapsed().as_nanos() as f64 / n as f64;
-        eprintln!("tracker: {ns:.0} ns per request ({written} written)");
-    }
-
-    fn run_count(t: &mut Tracker, mut records: Vec<Record>, horizon: u64, out: &mut u64) {
-        t.add(&mut records);
-        t.advance(horizon, &mut |_| *out += 1);
-    }
 }
