@@ -210,6 +210,12 @@ impl Analysis {
         self.mrc.observe(e);
     }
 
+    /// The load over time of the events seen so far (cheap: the fixed bins), for a live chart
+    /// while a long trace is still being read.
+    pub fn timeline_so_far(&self) -> TimelineReport {
+        self.timeline.finish()
+    }
+
     pub fn finish(&self, header: &TraceHeader, diagnostics: &Diagnostics) -> AnalysisReport {
         let duration_nanos = match (self.first_time, self.last_time) {
             (Some(a), Some(b)) => b - a,

@@ -368,3 +368,36 @@ test('a file that is not a trace gets a plain-words error', async () => {
   await page.screenshot({ path: join(SHOTS, 'error.png'), fullPage: true });
   await page.close();
 });
+
+test('a large trace shows its load over time while it is still being read', async () => {
+  // A 40 MB CSV (10 of the worker's 4 MiB slices): OLTP-like, 70% reads, skewed addresses.
+  const file = join(WORK, 'live-40MB.csv');
+  if (!existsSync(file)) {
+    const lines = ['time_nanos,device,offset_bytes,len_bytes,op,latency_nanos'];
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+    let bytes = 0;
+    for (let i = 0; bytes < 40e6; i++) {
+      const line = `${i * 20000},sdc,${Math.floor(Math.pow(rnd(), 2) * 4e6) * 4096},${4096 << Math.floor(rnd() * 3)},${rnd() < 0.7 ? 'read' : 'write'},${50000 + Math.floor(rnd() * 500000)}`;
+      bytes += line.length + 1;
+      lines.push(line);
+    }
+    writeFileSync(file, lines.join('\n') + '\n');
+  }
+  const expected = JSON.parse(run(['stat', '--json', '-q', file]));
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl.replace(/\?.*$/, ''));
+  await page.locator('[data-testid=file-input]').setInputFiles(file);
+  // The live chart is drawn from the worker's progress reports, before the results exist.
+  await page.locator('[data-testid=live-timeline] canvas').waitFor({ timeout: 60_000 });
+  assert.notEqual(await page.evaluate(() => document.querySelector('main')?.dataset.phase), 'ready');
+  await page.screenshot({ path: join(SHOTS, 'loading-live-timeline.png'), fullPage: true });
+  await waitReady(page);
+  assert.equal(await page.locator('[data-testid=live-timeline]').count(), 0, 'the live chart gives way to the views');
+  assert.equal(await card(page, 'events'), String(expected.events));
+  const t = await page.evaluate(() => window.__blocksightTimings);
+  assert.ok(t['first-chart'] < t.results, `first chart ${t['first-chart']} before results ${t.results}`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -333,6 +333,12 @@ pub fn App() -> Html {
             state.dispatch(Action::SetUrl(state.url.toggle_table(&id)))
         })
     };
+    // The results arrived (a whole trace or a window): the benchmark's "drop to results".
+    use_effect_with(state.load_ms.map(f64::to_bits), |ms| {
+        if ms.is_some() {
+            embedded::mark("results");
+        }
+    });
     let on_drawn = {
         let first_chart_marked = first_chart_marked.clone();
         Callback::from(move |_| {
@@ -345,7 +351,9 @@ pub fn App() -> Html {
 
     let status = match &state.phase {
         Phase::Idle | Phase::Ready => html! {},
-        Phase::Loading(l) => html! { <Progress loading={l.clone()} on_cancel={on_cancel} /> },
+        Phase::Loading(l) => {
+            html! { <Progress loading={l.clone()} on_cancel={on_cancel} on_drawn={on_drawn.clone()} /> }
+        }
         Phase::Failed { file_name, error } => html! {
             <section class="error-panel" data-testid="error" role="alert">
                 <h2>{ "Could not analyse " }{ file_name }</h2>

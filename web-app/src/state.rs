@@ -7,6 +7,7 @@ use yew::Reducible;
 
 use crate::error::LoadError;
 use crate::url_state::UrlState;
+use analyzer_core::analysis::timeline::TimelineReport;
 use analyzer_core::mrc::MrcReport;
 
 use crate::worker::cache_sim::CacheSimResult;
@@ -32,6 +33,8 @@ pub struct Loading {
     pub bytes_total: Option<u64>,
     pub events: u64,
     pub format: Option<String>,
+    /// The load over time of what was read so far (the live chart).
+    pub preview: Option<Rc<TimelineReport>>,
 }
 
 impl Loading {
@@ -191,6 +194,7 @@ impl Reducible for AppState {
                     bytes_total,
                     events: 0,
                     format: None,
+                    preview: None,
                 });
             }
             Action::CacheSimStart { job } => {
@@ -260,11 +264,15 @@ impl Reducible for AppState {
                         bytes_read,
                         bytes_total,
                         events,
+                        preview,
                         ..
                     } => {
                         loading.bytes_read = bytes_read;
                         loading.bytes_total = bytes_total.or(loading.bytes_total);
                         loading.events = events;
+                        if let Some(p) = preview {
+                            loading.preview = Some(Rc::new(*p));
+                        }
                     }
                     Response::Done { results, .. } => {
                         s.load_ms = Some(now_ms - loading.started_ms);
@@ -354,6 +362,7 @@ mod tests {
                 bytes_read: 50,
                 bytes_total: None,
                 events: 1,
+                preview: None,
             },
             now_ms: 1000.0,
         });
@@ -367,6 +376,7 @@ mod tests {
                 bytes_read: 50,
                 bytes_total: None,
                 events: 1,
+                preview: None,
             },
             now_ms: 1000.0,
         });

@@ -25,6 +25,9 @@ use session::Session;
 /// Progress messages are sent at most once per this many bytes.
 const PROGRESS_EVERY_BYTES: u64 = 4 << 20;
 
+/// The live load-over-time chart is refreshed at most this often while a trace is read.
+pub const PREVIEW_EVERY_MS: f64 = 400.0;
+
 /// See the module documentation.
 pub struct EngineWorker {
     /// The job allowed to run; a `Cancel` or a newer `Load` changes it and the old loop stops at
@@ -236,6 +239,7 @@ async fn load(
     let mut session = Session::new(forced, DecodeOptions::default()).with_window(window_nanos);
     let mut announced = false;
     let mut next_progress = 0u64;
+    let mut next_preview_ms = 0.0;
     loop {
         if current.get() != job {
             return Response::Cancelled { job };
@@ -264,6 +268,13 @@ async fn load(
         }
         if session.input_bytes() >= next_progress {
             next_progress = session.input_bytes() + PROGRESS_EVERY_BYTES;
+            let now_ms = js_sys::Date::now();
+            let preview = if now_ms >= next_preview_ms {
+                next_preview_ms = now_ms + PREVIEW_EVERY_MS;
+                session.timeline_so_far().map(Box::new)
+            } else {
+                None
+            };
             scope.respond(
                 id,
                 Response::Progress {
@@ -271,6 +282,7 @@ async fn load(
                     bytes_read: session.input_bytes(),
                     bytes_total,
                     events: session.events(),
+                    preview,
                 },
             );
         }

@@ -46,6 +46,8 @@ pub struct TimelineChart {
     pub bins: Vec<(f64, f64, f64)>,
     /// The selected window in seconds from the start, if any.
     pub selection: Option<(f64, f64)>,
+    /// Drawn while the trace is still being read (no brush; the title says so).
+    pub live: bool,
 }
 
 pub fn timeline_chart(
@@ -70,6 +72,7 @@ pub fn timeline_chart(
         bin_nanos: t.bin_nanos,
         bins,
         selection,
+        live: false,
     }
 }
 
@@ -86,10 +89,17 @@ impl Chart for TimelineChart {
     }
 
     fn title(&self) -> String {
-        format!(
-            "{} over time (drag to select a time window)",
-            self.metric.unit()
-        )
+        if self.live {
+            format!(
+                "{} over time, read so far (the full analysis follows)",
+                self.metric.unit()
+            )
+        } else {
+            format!(
+                "{} over time (drag to select a time window)",
+                self.metric.unit()
+            )
+        }
     }
 
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<Layout, String> {
@@ -111,6 +121,15 @@ impl Chart for TimelineChart {
             .configure_mesh()
             .x_desc("seconds from the first request")
             .y_desc(self.metric.unit())
+            .y_label_formatter(&|y| {
+                if max >= 100.0 {
+                    count(y.round().max(0.0) as u64)
+                } else if max >= 1.0 {
+                    format!("{y:.1}")
+                } else {
+                    format!("{y:.3}")
+                }
+            })
             .light_line_style(RGBColor(240, 240, 240))
             .label_style(AXIS_FONT)
             .draw()
@@ -205,6 +224,7 @@ mod tests {
             bin_nanos: 1_000_000_000,
             bins: vec![(0.0, 10.0, 5.0), (1.0, 20.0, 0.0)],
             selection: Some((0.5, 1.5)),
+            live: false,
         };
         assert_eq!(chart.span_secs(), 2.0);
         let (svg, layout) = crate::charts::render_svg(&chart);

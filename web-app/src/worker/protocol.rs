@@ -1,6 +1,7 @@
 //! What the UI thread and the engine worker say to each other. Trace bytes never appear here:
 //! the UI hands over a `Blob` (or a same-origin URL) and gets progress and results back.
 
+use analyzer_core::analysis::timeline::TimelineReport;
 use analyzer_core::analysis::AnalysisReport;
 use analyzer_core::stat::StatSummary;
 use serde::{Deserialize, Serialize};
@@ -64,6 +65,10 @@ pub enum Response {
         bytes_read: u64,
         bytes_total: Option<u64>,
         events: u64,
+        /// The load over time so far, for the live chart while reading (sent at most every
+        /// [`crate::worker::PREVIEW_EVERY_MS`]).
+        #[serde(default)]
+        preview: Option<Box<TimelineReport>>,
     },
     Done {
         job: JobId,

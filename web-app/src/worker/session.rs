@@ -6,6 +6,7 @@
 //! analyses (`stat` and the workload analysis). Memory is bounded by the sniff
 //! buffer, the decoder's own bounded buffers and the analyses' bounded state.
 
+use analyzer_core::analysis::timeline::TimelineReport;
 use analyzer_core::analysis::{Analysis, AnalysisConfig, AnalysisReport};
 use analyzer_core::compress::{Codec, Decompressing, Decompressor};
 use analyzer_core::decode::DecodeOptions;
@@ -103,6 +104,12 @@ impl Session {
 
     pub fn input_bytes(&self) -> u64 {
         self.input_bytes
+    }
+
+    /// The load over time of the events analysed so far (`None` for an events-only session or
+    /// before the first event).
+    pub fn timeline_so_far(&self) -> Option<TimelineReport> {
+        (self.analyse && self.events > 0).then(|| self.analysis.timeline_so_far())
     }
 
     /// Pushes the next chunk of the file.
@@ -384,6 +391,39 @@ mod tests {
         let part = s.finish().map_err(|e| e.plain_words()).expect("finishes");
         assert!(part.stat.events > 0 && part.stat.events < whole.events);
         assert!(part.stat.duration_nanos <= 10_000_000_000);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn the_live_timeline_grows_to_the_final_one() {
+        let native = sample_native();
+        let mut s = Session::new(None, DecodeOptions::default());
+        assert!(s.timeline_so_far().is_none(), "nothing read yet");
+        let mut seen = Vec::new();
+        for chunk in native.chunks(native.len() / 5 + 1) {
+            s.push(chunk).map_err(|e| e.plain_words()).expect("loads");
+            if let Some(t) = s.timeline_so_far() {
+                let requests: u64 = t.bins.iter().map(|b| b.reads + b.writes + b.other).sum();
+                assert_eq!(
+                    requests,
+                    s.events(),
+                    "every request read so far is in a bin"
+                );
+                seen.push(requests);
+            }
+        }
+        assert!(
+            seen.len() >= 2 && seen.windows(2).all(|w| w[0] <= w[1]),
+            "{seen:?}"
+        );
+        let mut events_only = Session::new(None, DecodeOptions::default()).events_only();
+        events_only
+            .push(&native)
+            .map_err(|e| e.plain_words())
+            .expect("loads");
+        assert!(events_only.timeline_so_far().is_none());
+        let before_finish = s.timeline_so_far().expect("timeline");
+        let done = s.finish().map_err(|e| e.plain_words()).expect("finishes");
+        assert_eq!(done.analysis.timeline, before_finish);
     }
 
     #[wasm_bindgen_test(unsupported = test)]
