@@ -22,12 +22,14 @@ pub mod future;
 pub mod list;
 pub mod policy;
 pub mod preset;
+pub mod sampled;
 pub mod sim;
 
 pub use admission::Admission;
 pub use future::{NextUse, NextUseBuilder};
 pub use policy::Policy;
 pub use preset::Preset;
+pub use sampled::SampledSimulator;
 pub use sim::{SimConfig, SimResult, Simulator};
 
 /// The eviction policies the simulator implements: the registry behind `--policy` and the web

@@ -228,7 +228,7 @@ pub struct Summary {
 }
 
 impl Summary {
-    fn of(counts: Counters) -> Summary {
+    pub(crate) fn of(counts: Counters) -> Summary {
         Summary {
             counts,
             ratios: Ratios::of(&counts),
