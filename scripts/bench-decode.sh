@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Native-format decode throughput on the host (criterion, analyzer-core/benches/decode.rs) and
 # in wasm32 under Node (analyzer-core/benches/wasm-decode: the same loop and the same synthetic
-# trace). Prints MB/s of file bytes and events/s for uncompressed and LZ4 chunks.
+# trace). Prints MB/s of file bytes and events/s for uncompressed and LZ4 chunks, and (wasm) the
+# events/s of decode + stat + analysis, the worker's per-event work while loading.
 # Needs: cargo, node, wasm-bindgen (the CLI matching Cargo.lock), a wasm32 route (scripts/env.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -34,3 +34,24 @@ for (const lz4 of [false, true]) {
       `wall ${rate(median(wall))}; cpu ${rate(median(cpu))} (medians of ${wall.length})`,
   );
 }
+
+// The worker's per-event work while loading: decode + stat + analysis.
+{
+  const bytes = pkg.prepare(EVENTS, true);
+  pkg.analyze(); // warm-up
+  const wall = [];
+  const cpu = [];
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    const c0 = cpuSeconds();
+    const n = pkg.analyze();
+    cpu.push(cpuSeconds() - c0);
+    wall.push((performance.now() - t0) / 1000);
+    if (n !== EVENTS) throw new Error(`analysed ${n} events, expected ${EVENTS}`);
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  console.log(
+    `wasm decode + stat + analysis (Lz4, ${(bytes / EVENTS).toFixed(2)} bytes/event): ` +
+      `wall ${(EVENTS / median(wall) / 1e6).toFixed(2)} Mevents/s; cpu ${(EVENTS / median(cpu) / 1e6).toFixed(2)} Mevents/s (medians of ${wall.length})`,
+  );
+}

@@ -51,3 +51,36 @@ pub fn decode() -> f64 {
         n as f64
     })
 }
+
+/// Decodes the prepared trace and runs what the web app's worker runs per event while loading
+/// (`stat` and the workload analysis with its defaults); returns the events analysed.
+#[wasm_bindgen]
+pub fn analyze() -> f64 {
+    use analyzer_core::analysis::{Analysis, AnalysisConfig};
+    use analyzer_core::stat::Stat;
+    TRACE.with(|t| {
+        let bytes = t.borrow();
+        let mut decoder = NativeDecoder::new();
+        let mut stat = Stat::new();
+        let mut analysis = Analysis::new(AnalysisConfig::default());
+        let mut n = 0u64;
+        let mut observe = |e: &analyzer_core::IoEvent| {
+            stat.observe(e);
+            analysis.observe(e);
+            n += 1;
+        };
+        for chunk in bytes.chunks(1 << 20) {
+            decoder.push(chunk);
+            while let Ok(Some(e)) = decoder.next_event() {
+                observe(&e);
+            }
+        }
+        decoder.finish();
+        while let Ok(Some(e)) = decoder.next_event() {
+            observe(&e);
+        }
+        let report = analysis.finish(decoder.header(), decoder.diagnostics());
+        std::hint::black_box(report);
+        n as f64
+    })
+}
