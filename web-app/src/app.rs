@@ -194,7 +194,8 @@ pub fn App() -> Html {
     }
     // The Array view: the layouts, depth, curve, time window or cache tier changed, so the worker
     // re-reads the trace and predicts them (only while the view is shown; an unchanged request is
-    // not resent).
+    // not resent). With the curve on, the chosen depth's numbers come first and the curve in a
+    // second pass (`PredictRequest::staged`).
     {
         let bridge = bridge.clone();
         let last_source = last_source.clone();
@@ -208,7 +209,8 @@ pub fn App() -> Html {
                     state.url.qd,
                 )
                 .with_curve(state.url.curve)
-                .with_window(PredictRequest::window_from_secs(state.url.window)),
+                .with_window(PredictRequest::window_from_secs(state.url.window))
+                .staged(state.predict.result.as_ref().map(|r| &r.request)),
             ),
             _ => None,
         };

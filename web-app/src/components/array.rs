@@ -230,7 +230,11 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
             });
         })
     };
-    let curve_chart = result.and_then(|r| latency_curve_chart(r));
+    // The curve arrives after the chosen depth's numbers (a second pass in the worker).
+    let curve_chart = result
+        .filter(|_| url.curve)
+        .and_then(|r| latency_curve_chart(r));
+    let curve_pending = url.curve && result.is_some_and(|r| !r.request.curve);
     let depths = DEPTHS.iter().map(
         |&d| html! { <option value={d.to_string()} selected={d == url.qd}>{ d.to_string() }</option> },
     );
@@ -275,7 +279,13 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                 }
                 <p class="hint">{ format!("SSD cache tier (from the Cache view): {}.", props.cache_label) }</p>
                 if computing {
-                    <p class="notice" data-testid="array-computing"><span class="spinner"></span>{ " Replaying the trace through the layouts in the worker…" }</p>
+                    <p class="notice" data-testid="array-computing"><span class="spinner"></span>{
+                        if curve_pending {
+                            " Replaying the trace at 1 to 256 outstanding I/Os for the curve in the worker…"
+                        } else {
+                            " Replaying the trace through the layouts in the worker…"
+                        }
+                    }</p>
                 }
                 if let Some((a, b)) = url.window {
                     <p class="hint" data-testid="array-window">{ format!("Only the brushed time window is replayed: {} to {} after the first request.",

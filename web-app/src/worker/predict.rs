@@ -190,6 +190,20 @@ impl PredictRequest {
         window_secs.map(|(a, b)| ((a * 1e9) as u64, (b * 1e9) as u64))
     }
 
+    /// The request to send now for this one, given the request of the answer shown. The curve
+    /// replays every layout ten times over, so it comes in a second pass: first the numbers at
+    /// the chosen depth alone (a few times faster), then, once they are shown, the curve.
+    /// An answer with the curve also serves a request without it (the view hides the curve).
+    pub fn staged(self, shown: Option<&PredictRequest>) -> PredictRequest {
+        let first = self.clone().with_curve(false);
+        let full = self.clone().with_curve(true);
+        match shown {
+            Some(s) if *s == full => full,
+            Some(s) if *s == first => self,
+            _ => first,
+        }
+    }
+
     /// The depths replayed: the chosen one, and the curve's when asked, ascending.
     pub fn depths(&self) -> Vec<u32> {
         let qd = self.outstanding.max(1);
@@ -753,6 +767,29 @@ mod tests {
             .assumptions
             .iter()
             .any(|a| a.contains("time window")));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn the_curve_comes_in_a_second_pass() {
+        let want = PredictRequest::new(vec![ArrayParams::default()], None, 16).with_curve(true);
+        let first = want.clone().with_curve(false);
+        // Nothing shown, or an answer for other layouts: the chosen depth alone first.
+        assert_eq!(want.clone().staged(None), first);
+        let other = PredictRequest::new(vec![params("raid0", 2, "nvme")], None, 16);
+        assert_eq!(want.clone().staged(Some(&other)), first);
+        // Its numbers shown: now the curve; the curve shown: the same request (not resent).
+        assert_eq!(want.clone().staged(Some(&first)), want);
+        assert_eq!(want.clone().staged(Some(&want)), want);
+        // Without the curve: one pass, and an answer with the curve already serves it.
+        assert_eq!(first.clone().staged(None), first);
+        assert_eq!(first.clone().staged(Some(&first)), first);
+        assert_eq!(first.clone().staged(Some(&want)), want);
+        // The window is part of the request: a new window starts over.
+        let windowed = want.clone().with_window(Some((0, 1_000_000_000)));
+        assert_eq!(
+            windowed.clone().staged(Some(&want)),
+            windowed.with_curve(false)
+        );
     }
 
     #[wasm_bindgen_test(unsupported = test)]
