@@ -356,6 +356,26 @@ test('the array view draws each layout\'s IOPS-vs-latency curve, the points of b
   await page.waitForFunction(() => document.querySelector('[data-testid=view-array]').dataset.computing === 'false'
     && document.querySelector('[data-testid=iops-1]') && !document.querySelector('[data-testid=chart-latency-curve]'),
   null, { timeout: 120_000 });
+
+  // A brushed time window scopes the prediction: fewer requests replayed, and the view says so.
+  const replayed = async (p) => Number((await p.locator('[data-testid=array-table] ~ p.hint').innerText()).match(/^(\d+) requests/)[1]);
+  const whole = await replayed(page);
+  const scoped = await browser.context.newPage();
+  await scoped.goto(baseUrl + '#view=hot&curve=0');
+  await waitReady(scoped);
+  const tl = await scoped.locator('#chart-timeline').boundingBox();
+  await scoped.mouse.move(tl.x + tl.width * 0.4, tl.y + tl.height * 0.5);
+  await scoped.mouse.down();
+  await scoped.mouse.move(tl.x + tl.width * 0.5, tl.y + tl.height * 0.5, { steps: 5 });
+  await scoped.mouse.up();
+  await scoped.locator('[data-testid=window-banner]').waitFor();
+  await waitReady(scoped);
+  await scoped.locator('[data-testid=tab-array]').click();
+  await scoped.locator('[data-testid=array-window]').waitFor();
+  await scoped.locator('[data-testid=iops-0]').waitFor({ timeout: 120_000 });
+  const part = await replayed(scoped);
+  assert.ok(part > 0 && part < whole / 2, `${part} of ${whole} requests replayed in the window`);
+  await scoped.close();
   assert.deepEqual(problems, []);
   await page.close();
 });
