@@ -710,21 +710,51 @@ mod tests {
         assert_eq!(plain.configs[1].with_cache, r.configs[1].with_cache);
     }
 
+    /// The first `n` sample events and the same events as a native .bst file (cheap to decode:
+    /// the browser runs every unit test in one page, within the runner's time limit).
+    fn sample_prefix_native(n: usize) -> (Vec<IoEvent>, Vec<u8>) {
+        use analyzer_core::native::{EncodeOptions, NativeEncoder};
+        let mut d = Decompressing::new(
+            TraceFormat::TracefsText
+                .decoder(&DecodeOptions::default())
+                .expect("decoder"),
+        );
+        d.push(SAMPLE_ZST);
+        d.finish();
+        let mut events = Vec::new();
+        while let Some(e) = d.next_event().expect("sample decodes") {
+            events.push(e);
+            if events.len() == n {
+                break;
+            }
+        }
+        let mut out = Vec::new();
+        let mut enc = NativeEncoder::new(d.header(), EncodeOptions::default(), &mut out);
+        for e in &events {
+            enc.push(e, &mut out);
+        }
+        enc.finish(&mut out);
+        (events, out)
+    }
+
     #[wasm_bindgen_test(unsupported = test)]
     fn a_time_window_replays_only_its_requests() {
-        let (start, end) = (20_000_000_000u64, 22_000_000_000u64);
+        let (all, native) = sample_prefix_native(20_000);
+        let origin = all[0].time_nanos;
+        let span = all[all.len() - 1].time_nanos - origin;
+        let (start, end) = (span / 3, span / 3 * 2);
         let request = PredictRequest::new(
             vec![params("raid5", 6, "sas-10k")],
             Some(lru_cache(256 << 20, "wt")),
             16,
         )
         .with_window(Some((start, end)));
-        // Through the worker's path: the plan's session decodes the compressed sample in chunks.
+        // Through the worker's path: the plan's session decodes the file in chunks.
         let plan = Plan::new(request.clone()).expect("plan");
         let mut tiers = plan.tiers().expect("tiers");
         let mut replays = plan.replays(&mut tiers);
         let mut session = plan.session();
-        for chunk in SAMPLE_ZST.chunks(1 << 16) {
+        for chunk in native.chunks(1 << 16) {
             session
                 .push_with(chunk, &mut |e| replays.observe(e))
                 .map_err(|e| e.plain_words())
@@ -736,8 +766,6 @@ mod tests {
             .expect("finishes");
         let windowed = plan.finish(replays);
         // The reference: the window's events picked by hand, replayed directly.
-        let all = sample_events(usize::MAX);
-        let origin = all[0].time_nanos;
         let inside: Vec<IoEvent> = all
             .iter()
             .filter(|e| (start..end).contains(&(e.time_nanos - origin)))
