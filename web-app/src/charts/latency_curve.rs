@@ -98,6 +98,36 @@ fn log_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo / 10f64.powf(0.25), hi * 10f64.powf(0.25))
 }
 
+/// Tick values 1, 2 and 5 times a power of ten within `lo..=hi` (a log axis would otherwise
+/// label only whole decades, or every minor tick with overlapping labels). When the range holds
+/// too many, the 2s go first, then the 5s.
+fn ticks_1_2_5(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return Vec::new();
+    }
+    let in_range = |mults: &[f64]| -> Vec<f64> {
+        let mut out = Vec::new();
+        let mut decade = 10f64.powf(lo.log10().floor());
+        while decade <= hi {
+            for m in mults {
+                let v = m * decade;
+                if v >= lo && v <= hi {
+                    out.push(v);
+                }
+            }
+            decade *= 10.0;
+        }
+        out
+    };
+    for mults in [&[1.0, 2.0, 5.0][..], &[1.0, 5.0], &[1.0]] {
+        let t = in_range(mults);
+        if t.len() <= 7 {
+            return t;
+        }
+    }
+    in_range(&[1.0])
+}
+
 /// Milliseconds with three decimals (exact to the microsecond), as the table prints them.
 fn ms(nanos: f64) -> String {
     format!("{:.3}", nanos / 1e6)
@@ -174,8 +204,15 @@ impl Chart for LatencyCurveChart {
         let mut chart = ChartBuilder::on(area)
             .margin(10)
             .x_label_area_size(34)
-            .y_label_area_size(64)
-            .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())
+            .y_label_area_size(80)
+            .build_cartesian_2d(
+                (x_lo..x_hi)
+                    .log_scale()
+                    .with_key_points(ticks_1_2_5(x_lo, x_hi)),
+                (y_lo..y_hi)
+                    .log_scale()
+                    .with_key_points(ticks_1_2_5(y_lo, y_hi)),
+            )
             .map_err(draw_error)?;
         chart
             .configure_mesh()
@@ -390,6 +427,50 @@ mod tests {
         );
         assert_eq!(t.rows.iter().filter(|r| r[6] == "●").count(), 2);
         assert_eq!(c.legend().len(), 2);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_narrow_log_range_gets_a_few_readable_labels() {
+        // The default layout's curve on the sample: 142 to 2,658 IOPS, 7 to 96 ms.
+        let depths = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+        let iops = [
+            142.2, 216.1, 333.7, 511.8, 794.1, 1196.4, 1700.4, 2243.0, 2658.5,
+        ];
+        let mean_ms = [7.0, 9.3, 12.0, 15.6, 20.1, 26.7, 37.6, 57.0, 95.9];
+        let c = LatencyCurveChart {
+            series: vec![CurveSeries {
+                layout: 0,
+                label: "1".into(),
+                with_cache: false,
+                points: (0..9)
+                    .map(|i| point(depths[i], iops[i], mean_ms[i]))
+                    .collect(),
+            }],
+            chosen_qd: 16,
+        };
+        let (svg, _) = crate::charts::render_svg(&c);
+        let labels: Vec<&str> = svg
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| t.split('>').nth(1)?.split('<').next())
+            .collect();
+        let labels: Vec<&str> = labels.iter().map(|l| l.trim()).collect();
+        let y = labels.iter().filter(|l| l.ends_with(" ms")).count();
+        assert!((3..=7).contains(&y), "{labels:?}");
+        let x = labels
+            .iter()
+            .filter(|l| l.chars().all(|ch| ch.is_ascii_digit() || ch == ','))
+            .count();
+        assert!((3..=7).contains(&x), "{labels:?}");
+        assert!(
+            labels.contains(&"20.0 ms") && labels.contains(&"500"),
+            "{labels:?}"
+        );
+        assert_eq!(
+            ticks_1_2_5(0.5, 2e6).len(),
+            7,
+            "a wide range keeps decades only"
+        );
     }
 
     #[wasm_bindgen_test(unsupported = test)]

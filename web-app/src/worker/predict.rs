@@ -492,6 +492,8 @@ impl CacheTier for SharedTier {
             *access = tier.access(request, out);
             *computed += 1;
         }
+        // Every replay is at most one request behind the first (see `Replays::observe`).
+        debug_assert_eq!(m.computed, self.accesses);
         backend.extend_from_slice(&m.backend);
         m.access
     }
