@@ -667,7 +667,7 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn curve_points_equal_independent_replays_at_each_depth() {
-        let events = sample_events(3_000);
+        let events = sample_events(1_500);
         let layouts = vec![params("raid5", 6, "sas-10k"), params("raid10", 4, "nvme")];
         let cache = lru_cache(64 << 20, "wb");
         // 12 is not a sweep depth: it is replayed too, and is the chosen result.
@@ -741,7 +741,7 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn a_time_window_replays_only_its_requests() {
-        let (all, native) = sample_prefix_native(20_000);
+        let (all, native) = sample_prefix_native(8_000);
         let origin = all[0].time_nanos;
         let span = all[all.len() - 1].time_nanos - origin;
         let (start, end) = (span / 3, span / 3 * 2);
