@@ -288,6 +288,98 @@ test('the array view predicts layouts in the worker, the same numbers as blocksi
   await page.close();
 });
 
+test('the array view draws each layout\'s IOPS-vs-latency curve, the points of blocksight predict --curve', async () => {
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl + '#view=array');
+  await waitReady(page);
+  const card = page.locator('[data-testid=chart-latency-curve]');
+  await card.waitFor({ timeout: 120_000 });
+  await page.locator('#chart-latency-curve').waitFor();
+  assert.match(await card.locator('h3').innerText(), /● 16 outstanding/);
+  await page.screenshot({ path: join(SHOTS, 'array-curve.png'), fullPage: true });
+
+  // The curve as a table: the default layout's points without the cache are the CLI's.
+  const rows = async () => page.locator('[data-testid=table-latency-curve] tbody tr')
+    .evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+  await card.getByText('Show as table').click();
+  assert.match(page.url(), /table=latency-curve/);
+  const common = ['--layout', 'raid5', '--disks', '6', '--disk', 'sas-10k', '--chunk', '65536'];
+  const cli = JSON.parse(run(['predict', '--json', '-q', SAMPLE, ...common, '--qd', '16', '--curve']));
+  const point = (p) => [String(p.load), p.iops.toFixed(1), (p.mean_latency_nanos / 1e6).toFixed(3),
+    (p.p99_latency_nanos / 1e6).toFixed(3)];
+  let table = await rows();
+  const plain = table.filter((r) => r[1] === 'without');
+  assert.equal(cli.curve.length, 9);
+  assert.deepEqual(plain.map((r) => r.slice(2, 6)), cli.curve.map(point));
+  // The chosen depth is marked on both lines (without and with the cache), and only there.
+  assert.deepEqual(table.filter((r) => r[6] === '●').map((r) => r[2]), ['16', '16']);
+
+  // The CLI has no curve with the cache: its single runs at a few depths give the same points.
+  const sizing = JSON.parse(run(['analyze', '--json', '-q', SAMPLE])).cache_sizing;
+  const size = sizing.recommendation?.recommended?.size_bytes;
+  const cached = table.filter((r) => r[1] === 'with');
+  if (size) {
+    assert.equal(cached.length, 9);
+    for (const qd of [1, 64]) {
+      const c = JSON.parse(run(['predict', '--json', '-q', SAMPLE, ...common, '--qd', String(qd),
+        '--cache-size', String(size), '--cache-line', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt']));
+      const row = cached.find((r) => r[2] === String(qd));
+      assert.deepEqual(row.slice(2, 6), point({ load: qd, iops: c.with_cache.iops,
+        mean_latency_nanos: c.with_cache.latency.mean_nanos, p99_latency_nanos: c.with_cache.latency.p99_nanos }));
+    }
+  }
+
+  // A second layout adds its curves; a new depth moves the mark.
+  await page.locator('[data-testid=array-add]').click();
+  await page.locator('[data-testid=array-disk-1]').selectOption('nvme');
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=table-latency-curve] tbody tr td:first-child')]
+    .some((td) => td.textContent.startsWith('2: ') && td.textContent.includes('nvme')), null, { timeout: 120_000 });
+  table = await rows();
+  assert.equal(table.length, 2 * (size ? 18 : 9));
+  await page.locator('[data-testid=array-qd]').selectOption('4');
+  await page.waitForFunction(() => {
+    const marked = [...document.querySelectorAll('[data-testid=table-latency-curve] tbody tr')]
+      .filter((tr) => tr.cells[6].textContent === '●');
+    return marked.length > 0 && marked.every((tr) => tr.cells[2].textContent === '4');
+  }, null, { timeout: 120_000 });
+  assert.equal((await rows()).filter((r) => r[6] === '●').length, size ? 4 : 2);
+  await card.getByText('Show as chart').click();
+  await page.locator('#chart-latency-curve').waitFor();
+  assert.match(await card.locator('h3').innerText(), /● 4 outstanding/);
+  assert.equal(await card.locator('.legend span').count(), 2);
+  await page.screenshot({ path: join(SHOTS, 'array-curve-two-layouts.png'), fullPage: true });
+
+  // The curve is a toggle in the link (off, a new layout or depth replays only the chosen depth).
+  await page.locator('[data-testid=array-curve]').uncheck();
+  assert.match(page.url(), /curve=0/);
+  await page.waitForFunction(() => document.querySelector('[data-testid=view-array]').dataset.computing === 'false'
+    && document.querySelector('[data-testid=iops-1]') && !document.querySelector('[data-testid=chart-latency-curve]'),
+  null, { timeout: 120_000 });
+
+  // A brushed time window scopes the prediction: fewer requests replayed, and the view says so.
+  const replayed = async (p) => Number((await p.locator('[data-testid=array-table] ~ p.hint').innerText()).match(/^(\d+) requests/)[1]);
+  const whole = await replayed(page);
+  const scoped = await browser.context.newPage();
+  await scoped.goto(baseUrl + '#view=hot&curve=0');
+  await waitReady(scoped);
+  const tl = await scoped.locator('#chart-timeline').boundingBox();
+  await scoped.mouse.move(tl.x + tl.width * 0.4, tl.y + tl.height * 0.5);
+  await scoped.mouse.down();
+  await scoped.mouse.move(tl.x + tl.width * 0.5, tl.y + tl.height * 0.5, { steps: 5 });
+  await scoped.mouse.up();
+  await scoped.locator('[data-testid=window-banner]').waitFor();
+  await waitReady(scoped);
+  await scoped.locator('[data-testid=tab-array]').click();
+  await scoped.locator('[data-testid=array-window]').waitFor();
+  await scoped.locator('[data-testid=iops-0]').waitFor({ timeout: 120_000 });
+  const part = await replayed(scoped);
+  assert.ok(part > 0 && part < whole / 2, `${part} of ${whole} requests replayed in the window`);
+  await scoped.close();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('the exported report opens from file:// with no network, renders and its knobs work', async () => {
   const out = join(WORK, 'report.html');
   execFileSync(BIN, ['report', '-q', SAMPLE, '-o', out], { cwd: root });

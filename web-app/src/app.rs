@@ -192,19 +192,26 @@ pub fn App() -> Html {
             }
         });
     }
-    // The Array view: the layouts, depth or cache tier changed, so the worker re-reads the
-    // trace and predicts them (only while the view is shown; an unchanged request is not resent).
+    // The Array view: the layouts, depth, curve, time window or cache tier changed, so the worker
+    // re-reads the trace and predicts them (only while the view is shown; an unchanged request is
+    // not resent). With the curve on, the chosen depth's numbers come first and the curve in a
+    // second pass (`PredictRequest::staged`).
     {
         let bridge = bridge.clone();
         let last_source = last_source.clone();
         let state = state.clone();
         let last_sent: LastSent<PredictRequest> = use_mut_ref(|| None);
         let request = match (&state.full, state.url.view.as_str()) {
-            (Some(full), "array") => Some(PredictRequest {
-                configs: state.url.arrays.clone(),
-                cache: Some(chosen_cache(full, &state.url)),
-                outstanding: state.url.qd,
-            }),
+            (Some(full), "array") => Some(
+                PredictRequest::new(
+                    state.url.arrays.clone(),
+                    Some(chosen_cache(full, &state.url)),
+                    state.url.qd,
+                )
+                .with_curve(state.url.curve)
+                .with_window(PredictRequest::window_from_secs(state.url.window))
+                .staged(state.predict.result.as_ref().map(|r| &r.request)),
+            ),
             _ => None,
         };
         let full_ptr = state.full.as_ref().map(|r| Rc::as_ptr(r) as usize);
@@ -399,7 +406,8 @@ pub fn App() -> Html {
                         c.mode
                     );
                     html! {
-                        <ArrayView url={state.url.clone()} on_url={on_url.clone()} predict={state.predict.clone()} {cache_label} />
+                        <ArrayView url={state.url.clone()} on_url={on_url.clone()} predict={state.predict.clone()} {cache_label}
+                            on_toggle_table={on_toggle_table.clone()} />
                     }
                 }
                 "cache" => html! {

@@ -33,6 +33,8 @@ pub struct UrlState {
     pub arrays: Vec<ArrayParams>,
     /// The Array view's outstanding I/Os.
     pub qd: u32,
+    /// The Array view's IOPS-vs-latency curve (`curve=0` turns it off).
+    pub curve: bool,
 }
 
 impl Default for UrlState {
@@ -49,6 +51,7 @@ impl Default for UrlState {
             cache_mode: "wt".into(),
             arrays: vec![ArrayParams::default()],
             qd: 16,
+            curve: true,
         }
     }
 }
@@ -93,6 +96,7 @@ impl UrlState {
                         .filter(|q| (1..=256).contains(q))
                         .unwrap_or(16)
                 }
+                "curve" if matches!(v.as_str(), "0" | "1") => s.curve = v == "1",
                 "arr" => {
                     let arrays: Vec<ArrayParams> = v
                         .split(',')
@@ -156,6 +160,9 @@ impl UrlState {
         }
         if self.qd != d.qd {
             out.push_str(&format!("&qd={}", self.qd));
+        }
+        if self.curve != d.curve {
+            out.push_str(&format!("&curve={}", u8::from(self.curve)));
         }
         out
     }
@@ -251,6 +258,7 @@ mod tests {
         s.cache_policy = "arc".into();
         s.cache_mode = "wb".into();
         s.qd = 4;
+        s.curve = false;
         s.arrays = vec![
             ArrayParams::default(),
             ArrayParams {
@@ -275,5 +283,9 @@ mod tests {
             UrlState::from_hash("#arr=raid5.0.nvme.65536.0").arrays,
             UrlState::default().arrays
         );
+        // Old links (no `curve`) get the curve; `curve=0` turns it off.
+        assert!(UrlState::from_hash("#view=array&qd=4").curve);
+        assert!(s.to_hash().contains("&curve=0"));
+        assert!(!UrlState::default().to_hash().contains("curve"));
     }
 }

@@ -132,7 +132,7 @@ async fn predict(
         },
     };
     let mut replays = plan.replays(&mut tiers);
-    let mut session = Session::new(None, DecodeOptions::default()).events_only();
+    let mut session = plan.session();
     loop {
         if current.get() != job {
             return None;

@@ -1,18 +1,21 @@
 //! The Array view: a layout editor for up to four RAID configurations side by side (level,
 //! disks, disk preset, chunk, controller cache) and their predicted IOPS, latency, per-disk
-//! utilisation and bottleneck, with and without the SSD cache chosen in the Cache view. The
-//! numbers come from the worker (the trace replayed through `analyzer_core::array`); while it
-//! computes, a spinner shows and the page stays live.
+//! utilisation and bottleneck, with and without the SSD cache chosen in the Cache view, and the
+//! IOPS-vs-latency curve of every layout over a sweep of outstanding I/Os. The numbers come from
+//! the worker (the trace, or its brushed time window, replayed through `analyzer_core::array`);
+//! while it computes, a spinner shows and the page stays live.
 
 use analyzer_core::array::{DiskPreset, RunResult, StandardLevel};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
+use crate::charts::latency_curve::{latency_curve_chart, LatencyCurveChart};
+use crate::components::chart_card::ChartCard;
 use crate::state::PredictState;
 use crate::units::{bytes, duration};
 use crate::url_state::UrlState;
-use crate::worker::predict::{ArrayParams, ConfigPrediction, MAX_CONFIGS};
+use crate::worker::predict::{ArrayParams, ConfigPrediction, PredictRequest, MAX_CONFIGS};
 
 #[derive(Properties, PartialEq)]
 pub struct ArrayProps {
@@ -21,6 +24,7 @@ pub struct ArrayProps {
     pub predict: PredictState,
     /// The cache tier in words (size, policy, mode), as the prediction will use it.
     pub cache_label: String,
+    pub on_toggle_table: Callback<String>,
 }
 
 const CHUNKS_KIB: [u64; 6] = [16, 32, 64, 128, 256, 512];
@@ -132,11 +136,11 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
     let url = &props.url;
     let computing = props.predict.computing.is_some();
     // The answer belongs to the layouts shown only if it was computed for them.
-    let result = props
-        .predict
-        .result
-        .as_ref()
-        .filter(|r| r.request.configs == url.arrays && r.request.outstanding == url.qd);
+    let result = props.predict.result.as_ref().filter(|r| {
+        r.request.configs == url.arrays
+            && r.request.outstanding == url.qd
+            && r.request.window_nanos == PredictRequest::window_from_secs(url.window)
+    });
     let columns = url.arrays.iter().enumerate().map(|(i, a)| {
         let levels = StandardLevel::ALL.iter().map(|l| {
             html! { <option value={l.name()} selected={l.name() == a.level}>{ l.name() }</option> }
@@ -216,6 +220,21 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
             }
         })
     };
+    let on_curve = {
+        let url = url.clone();
+        let on_url = props.on_url.clone();
+        Callback::from(move |e: Event| {
+            on_url.emit(UrlState {
+                curve: target_value(&e) == "1",
+                ..url.clone()
+            });
+        })
+    };
+    // The curve arrives after the chosen depth's numbers (a second pass in the worker).
+    let curve_chart = result
+        .filter(|_| url.curve)
+        .and_then(|r| latency_curve_chart(r));
+    let curve_pending = url.curve && result.is_some_and(|r| !r.request.curve);
     let depths = DEPTHS.iter().map(
         |&d| html! { <option value={d.to_string()} selected={d == url.qd}>{ d.to_string() }</option> },
     );
@@ -251,12 +270,26 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                 <label>{ "Outstanding I/Os " }
                     <select data-testid="array-qd" onchange={on_qd}>{ for depths }</select>
                 </label>
+                <label>
+                    <input type="checkbox" checked={url.curve} data-testid="array-curve" onchange={on_curve} />
+                    { " IOPS-vs-latency curve (1 to 256 outstanding I/Os)" }
+                </label>
                 if url.arrays.len() < MAX_CONFIGS {
                     <button onclick={add} data-testid="array-add">{ "Add a layout" }</button>
                 }
                 <p class="hint">{ format!("SSD cache tier (from the Cache view): {}.", props.cache_label) }</p>
                 if computing {
-                    <p class="notice" data-testid="array-computing"><span class="spinner"></span>{ " Replaying the trace through the layouts in the worker…" }</p>
+                    <p class="notice" data-testid="array-computing"><span class="spinner"></span>{
+                        if curve_pending {
+                            " Replaying the trace at 1 to 256 outstanding I/Os for the curve in the worker…"
+                        } else {
+                            " Replaying the trace through the layouts in the worker…"
+                        }
+                    }</p>
+                }
+                if let Some((a, b)) = url.window {
+                    <p class="hint" data-testid="array-window">{ format!("Only the brushed time window is replayed: {} to {} after the first request.",
+                        duration((a * 1e9) as u64), duration((b * 1e9) as u64)) }</p>
                 }
                 if let Some(e) = &props.predict.error {
                     <p class="error-panel" data-testid="array-error" role="alert">{ e.clone() }</p>
@@ -266,6 +299,10 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                 <p class="notice" data-testid="array-no-trace">{ "No prediction: the array model replays the trace, and none is loaded in full (a report whose trace copy is sampled has only its results)." }</p>
             }
             <div class="array-columns">{ for columns }</div>
+            if let Some(chart) = curve_chart {
+                <ChartCard<LatencyCurveChart> {chart} as_table={url.shows_table("latency-curve")}
+                    on_toggle_table={props.on_toggle_table.clone()} />
+            }
             if let Some(rows) = table_rows {
                 <section class="chart-card">
                     <h3>{ "Comparison" }</h3>

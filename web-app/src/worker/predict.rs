@@ -1,16 +1,31 @@
 //! Array predictions for the Array view, computed in the worker: up to [`MAX_CONFIGS`] RAID
 //! layouts, each replayed from the trace in closed loop with and without the SSD cache tier
 //! chosen in the Cache view, all in one pass over the file (as `blocksight predict` does for one
-//! layout). No browser API here: the worker feeds events, tests feed the sample trace.
+//! layout). With the IOPS-vs-latency curve asked for, the same pass also replays every layout at
+//! each depth of [`CURVE_DEPTHS`] (as `blocksight predict --curve` does, one run per depth), with
+//! and without the cache. No browser API here: the worker feeds events, tests feed the sample
+//! trace.
+//!
+//! The cache tier decides hits, fills and back-end I/O from the order of the requests alone (the
+//! timestamps only feed its statistics), and a closed-loop replay keeps the trace's order, so
+//! every replay of a request sees the same cache decisions. One simulator therefore serves all
+//! the replays with the cache ([`SharedTier`]): it runs once per request and the others reuse
+//! its answer, which keeps memory at one cache's state however many depths and layouts run.
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use analyzer_core::array::spec::device_with_overrides;
 use analyzer_core::array::{
-    ArrayConfig, CacheDevices, CacheTier, ControllerModel, DiskPreset, ReplayMode, RunResult,
-    SimulatorTier, StandardLevel, TraceReplay,
+    ArrayConfig, CacheAccess, CacheDevices, CacheTier, ControllerModel, CurvePoint, DiskPreset,
+    ReplayMode, RunResult, SimulatorTier, StandardLevel, TraceReplay,
 };
 use analyzer_core::cache::{PolicyKind, SimConfig, WriteMode};
+use analyzer_core::decode::DecodeOptions;
 use analyzer_core::IoEvent;
 use serde::{Deserialize, Serialize};
+
+use super::session::Session;
 
 /// Most layouts compared side by side.
 pub const MAX_CONFIGS: usize = 4;
@@ -121,13 +136,85 @@ impl CacheParams {
     }
 }
 
-/// What the Array view asks for.
+/// Outstanding I/Os of the IOPS-vs-latency curve: the depths of `blocksight predict --curve`.
+pub const CURVE_DEPTHS: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+/// What the Array view asks for. Build it with [`PredictRequest::new`] and the `with_` methods,
+/// so a new field gets its default everywhere.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PredictRequest {
     pub configs: Vec<ArrayParams>,
     pub cache: Option<CacheParams>,
     /// Outstanding I/Os of the closed-loop replay.
     pub outstanding: u32,
+    /// Also replay every layout at each of [`CURVE_DEPTHS`] (the IOPS-vs-latency curve).
+    #[serde(default)]
+    pub curve: bool,
+    /// Only the requests in `[start, end)` nanoseconds after the trace's first request (the
+    /// brushed time window); the whole trace when `None`.
+    #[serde(default)]
+    pub window_nanos: Option<(u64, u64)>,
+}
+
+impl PredictRequest {
+    /// The layouts at `outstanding` I/Os, with the cache tier when given; no curve, whole trace.
+    pub fn new(
+        configs: Vec<ArrayParams>,
+        cache: Option<CacheParams>,
+        outstanding: u32,
+    ) -> PredictRequest {
+        PredictRequest {
+            configs,
+            cache,
+            outstanding,
+            curve: false,
+            window_nanos: None,
+        }
+    }
+
+    /// Adds (or not) the IOPS-vs-latency curve.
+    pub fn with_curve(self, curve: bool) -> PredictRequest {
+        PredictRequest { curve, ..self }
+    }
+
+    /// Scopes the prediction to a time window (nanoseconds after the first request).
+    pub fn with_window(self, window_nanos: Option<(u64, u64)>) -> PredictRequest {
+        PredictRequest {
+            window_nanos,
+            ..self
+        }
+    }
+
+    /// The window from the URL's seconds, rounded as the Hot data view's re-analysis does.
+    pub fn window_from_secs(window_secs: Option<(f64, f64)>) -> Option<(u64, u64)> {
+        window_secs.map(|(a, b)| ((a * 1e9) as u64, (b * 1e9) as u64))
+    }
+
+    /// The request to send now for this one, given the request of the answer shown. The curve
+    /// replays every layout ten times over, so it comes in a second pass: first the numbers at
+    /// the chosen depth alone (a few times faster), then, once they are shown, the curve.
+    /// An answer with the curve also serves a request without it (the view hides the curve).
+    pub fn staged(self, shown: Option<&PredictRequest>) -> PredictRequest {
+        let first = self.clone().with_curve(false);
+        let full = self.clone().with_curve(true);
+        match shown {
+            Some(s) if *s == full => full,
+            Some(s) if *s == first => self,
+            _ => first,
+        }
+    }
+
+    /// The depths replayed: the chosen one, and the curve's when asked, ascending.
+    pub fn depths(&self) -> Vec<u32> {
+        let qd = self.outstanding.max(1);
+        let mut d = vec![qd];
+        if self.curve {
+            d.extend(CURVE_DEPTHS);
+        }
+        d.sort_unstable();
+        d.dedup();
+        d
+    }
 }
 
 /// The prediction for one layout.
@@ -138,6 +225,12 @@ pub struct ConfigPrediction {
     pub capacity_bytes: u64,
     pub without_cache: RunResult,
     pub with_cache: Option<RunResult>,
+    /// IOPS and latency at each replayed depth without the cache (empty without `curve`).
+    #[serde(default)]
+    pub curve: Vec<CurvePoint>,
+    /// The same with the cache tier (empty without `curve` or without a cache).
+    #[serde(default)]
+    pub curve_with_cache: Vec<CurvePoint>,
 }
 
 /// The answer for every layout of a [`PredictRequest`].
@@ -195,57 +288,89 @@ impl Plan {
         })
     }
 
-    fn mode(&self) -> ReplayMode {
-        ReplayMode::Closed {
-            outstanding: self.request.outstanding.max(1),
-        }
+    /// Decodes the trace for this request: events only, within its time window.
+    pub fn session(&self) -> Session {
+        Session::new(None, DecodeOptions::default())
+            .events_only()
+            .with_window(self.request.window_nanos)
     }
 
-    /// One cache simulator per layout (each layout sees the cache from cold).
+    /// The cache tier's views, one per replay with the cache (layouts × depths), all served by
+    /// one simulator; empty without a cache.
     pub fn tiers(&self) -> Result<Vec<Box<dyn CacheTier>>, String> {
         let Some((cfg, desc)) = &self.cache else {
             return Ok(Vec::new());
         };
-        let mut out: Vec<Box<dyn CacheTier>> = Vec::new();
-        for _ in &self.arrays {
-            out.push(Box::new(
-                SimulatorTier::new(cfg, desc.clone()).map_err(|e| format!("cache: {e}"))?,
-            ));
-        }
-        Ok(out)
+        let sim = SimulatorTier::new(cfg, desc.clone()).map_err(|e| format!("cache: {e}"))?;
+        let shared = Rc::new(RefCell::new(Memo {
+            tier: sim,
+            computed: 0,
+            access: CacheAccess {
+                hit: false,
+                writes_cache: false,
+            },
+            backend: Vec::new(),
+        }));
+        let replays = self.arrays.len() * self.request.depths().len();
+        Ok((0..replays)
+            .map(|_| {
+                Box::new(SharedTier {
+                    memo: shared.clone(),
+                    accesses: 0,
+                }) as Box<dyn CacheTier>
+            })
+            .collect())
     }
 
-    /// The replays, layout by layout: without the cache, then (when there is one) with it.
+    /// The replays, layout by layout and depth by depth: without the cache, then (when there is
+    /// one) with it.
     pub fn replays<'a>(&self, tiers: &'a mut [Box<dyn CacheTier>]) -> Replays<'a> {
-        let mut runs = Vec::new();
+        let depths = self.request.depths();
+        let mut layouts = Vec::new();
         let mut tiers = tiers.iter_mut();
         for (without, with) in &self.arrays {
-            let plain = TraceReplay::new(without, self.mode(), None);
-            let cached = tiers
-                .next()
-                .map(|t| TraceReplay::new(with, self.mode(), Some(&mut **t)));
-            runs.push((plain, cached));
+            let mut plain = Vec::new();
+            let mut cached = Vec::new();
+            for &qd in &depths {
+                let mode = ReplayMode::Closed { outstanding: qd };
+                plain.push((qd, TraceReplay::new(without, mode, None)));
+                if let Some(t) = tiers.next() {
+                    cached.push((qd, TraceReplay::new(with, mode, Some(&mut **t))));
+                }
+            }
+            layouts.push(LayoutReplays { plain, cached });
         }
-        Replays { runs }
+        Replays { layouts }
     }
 
     pub fn finish(self, replays: Replays<'_>) -> PredictResult {
+        let qd = self.request.outstanding.max(1);
+        let curve = self.request.curve;
         let mut configs = Vec::new();
         let mut replayed = 0;
-        for ((params, (without_cfg, _)), (plain, cached)) in self
+        for ((params, (without_cfg, _)), runs) in self
             .request
             .configs
             .iter()
             .zip(&self.arrays)
-            .zip(replays.runs)
+            .zip(replays.layouts)
         {
-            replayed = plain.counts().0;
+            if let Some((_, r)) = runs.plain.first() {
+                replayed = r.counts().0;
+            }
+            let (without, plain_curve) = finish_runs(runs.plain, qd);
+            let (with, cached_curve) = finish_runs(runs.cached, qd);
+            let Some(without_cache) = without else {
+                continue;
+            };
             configs.push(ConfigPrediction {
                 params: params.clone(),
                 description: without_cfg.describe(),
                 capacity_bytes: without_cfg.capacity_bytes(),
-                without_cache: plain.finish(),
-                with_cache: cached.map(TraceReplay::finish),
+                without_cache,
+                with_cache: with,
+                curve: if curve { plain_curve } else { Vec::new() },
+                curve_with_cache: if curve { cached_curve } else { Vec::new() },
             });
         }
         // Every layout's model assumptions (disk presets, controller), each line once.
@@ -258,9 +383,21 @@ impl Plan {
             }
         }
         assumptions.push(format!(
-            "trace replayed in closed loop with {} outstanding I/Os; offsets beyond a layout's capacity wrap around it; discards and flushes are not replayed",
-            self.request.outstanding.max(1)
+            "trace replayed in closed loop with {qd} outstanding I/Os; offsets beyond a layout's capacity wrap around it; discards and flushes are not replayed"
         ));
+        if let Some((a, b)) = self.request.window_nanos {
+            assumptions.push(format!(
+                "only the requests from {} to {} after the trace's first request (the brushed time window)",
+                crate::units::duration(a),
+                crate::units::duration(b)
+            ));
+        }
+        if curve {
+            assumptions.push(format!(
+                "curve: the same replay at {} outstanding I/Os, each depth a separate run from an idle array (and a cold cache)",
+                CURVE_DEPTHS.map(|d| d.to_string()).join(", ")
+            ));
+        }
         if let Some((_, desc)) = &self.cache {
             assumptions.push(format!(
                 "cache tier: {desc} on {CACHE_DISKS} × {CACHE_DISK_PRESET} in RAID 1, starting cold"
@@ -280,19 +417,93 @@ impl Plan {
     }
 }
 
+/// Finishes one layout's replays: the run at the chosen depth `qd` and every depth's point.
+fn finish_runs(runs: Vec<(u32, TraceReplay<'_>)>, qd: u32) -> (Option<RunResult>, Vec<CurvePoint>) {
+    let mut chosen = None;
+    let mut points = Vec::new();
+    for (depth, replay) in runs {
+        let r = replay.finish();
+        points.push(CurvePoint {
+            load: f64::from(depth),
+            iops: r.iops,
+            mean_latency_nanos: r.latency.mean_nanos,
+            p99_latency_nanos: r.latency.p99_nanos,
+        });
+        if depth == qd {
+            chosen = Some(r);
+        }
+    }
+    (chosen, points)
+}
+
+/// One layout's replays, by depth.
+struct LayoutReplays<'a> {
+    plain: Vec<(u32, TraceReplay<'a>)>,
+    cached: Vec<(u32, TraceReplay<'a>)>,
+}
+
 /// The running replays of a [`Plan`]; feed every event of the trace to [`Replays::observe`].
 pub struct Replays<'a> {
-    runs: Vec<(TraceReplay<'a>, Option<TraceReplay<'a>>)>,
+    layouts: Vec<LayoutReplays<'a>>,
 }
 
 impl Replays<'_> {
+    /// Feeds one request to every replay (each sees request k before any sees request k + 1,
+    /// which [`SharedTier`] relies on).
     pub fn observe(&mut self, e: &IoEvent) {
-        for (plain, cached) in &mut self.runs {
-            plain.observe(e);
-            if let Some(c) = cached {
-                c.observe(e);
+        for l in &mut self.layouts {
+            for (_, r) in l.plain.iter_mut().chain(l.cached.iter_mut()) {
+                r.observe(e);
             }
         }
+    }
+}
+
+/// The one cache simulator behind every [`SharedTier`], and its answer to the latest request.
+struct Memo {
+    tier: SimulatorTier,
+    /// How many requests the simulator has seen.
+    computed: u64,
+    access: CacheAccess,
+    backend: Vec<IoEvent>,
+}
+
+/// One replay's view of the shared cache simulator: its k-th request is the simulator's k-th
+/// (every replay is fed the same requests in the same order and skips the same ones), so the
+/// first replay to reach a request runs the simulator and the others copy its answer.
+struct SharedTier {
+    memo: Rc<RefCell<Memo>>,
+    /// Requests this replay has passed to the cache.
+    accesses: u64,
+}
+
+impl CacheTier for SharedTier {
+    fn access(&mut self, request: &IoEvent, backend: &mut Vec<IoEvent>) -> CacheAccess {
+        self.accesses += 1;
+        let mut m = self.memo.borrow_mut();
+        if m.computed < self.accesses {
+            let Memo {
+                tier,
+                access,
+                backend: out,
+                computed,
+            } = &mut *m;
+            out.clear();
+            *access = tier.access(request, out);
+            *computed += 1;
+        }
+        // Every replay is at most one request behind the first (see `Replays::observe`).
+        debug_assert_eq!(m.computed, self.accesses);
+        backend.extend_from_slice(&m.backend);
+        m.access
+    }
+
+    fn writes_back(&self) -> bool {
+        self.memo.borrow().tier.writes_back()
+    }
+
+    fn describe(&self) -> String {
+        self.memo.borrow().tier.describe()
     }
 }
 
@@ -348,19 +559,19 @@ mod tests {
     fn more_disks_more_iops_and_the_cache_tier_is_reported() {
         let events = sample_events(6_000);
         let r = predict(
-            PredictRequest {
-                configs: vec![
+            PredictRequest::new(
+                vec![
                     params("raid0", 2, "sata-7k2"),
                     params("raid0", 8, "sata-7k2"),
                 ],
-                cache: Some(CacheParams {
+                Some(CacheParams {
                     size_bytes: 256 << 20,
                     line_bytes: 64 << 10,
                     policy: "lru".into(),
                     mode: "wb".into(),
                 }),
-                outstanding: 16,
-            },
+                16,
+            ),
             &events,
         );
         assert_eq!(r.configs.len(), 2);
@@ -390,26 +601,233 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn bad_layouts_are_refused_in_words() {
-        let err = Plan::new(PredictRequest {
-            configs: vec![params("raid6", 2, "nvme")],
-            cache: None,
-            outstanding: 1,
-        })
+        let err = Plan::new(PredictRequest::new(
+            vec![params("raid6", 2, "nvme")],
+            None,
+            1,
+        ))
         .err()
         .unwrap_or_default();
         assert!(err.starts_with("layout 1:"), "{err}");
-        let err = Plan::new(PredictRequest {
-            configs: vec![ArrayParams::default()],
-            cache: Some(CacheParams {
+        let err = Plan::new(PredictRequest::new(
+            vec![ArrayParams::default()],
+            Some(CacheParams {
                 size_bytes: 1 << 30,
                 line_bytes: 64 << 10,
                 policy: "opt".into(),
                 mode: "wt".into(),
             }),
-            outstanding: 1,
-        })
+            1,
+        ))
         .err()
         .unwrap_or_default();
         assert!(err.contains("online"), "{err}");
+    }
+
+    fn lru_cache(size_bytes: u64, mode: &str) -> CacheParams {
+        CacheParams {
+            size_bytes,
+            line_bytes: 64 << 10,
+            policy: "lru".into(),
+            mode: mode.into(),
+        }
+    }
+
+    /// The reference: one independent `TraceReplay` at `qd`, with a fresh cache simulator when
+    /// `cache` is given (what `blocksight predict --qd Q [--cache-size ...]` runs).
+    fn direct(
+        params: &ArrayParams,
+        cache: Option<&CacheParams>,
+        qd: u32,
+        events: &[IoEvent],
+    ) -> RunResult {
+        let cfg = params.config(cache.is_some()).expect("layout");
+        let mut tier = cache.map(|c| {
+            SimulatorTier::new(&c.sim_config().expect("cache config"), "reference").expect("tier")
+        });
+        let mut r = TraceReplay::new(
+            &cfg,
+            ReplayMode::Closed { outstanding: qd },
+            tier.as_mut().map(|t| t as &mut dyn CacheTier),
+        );
+        for e in events {
+            r.observe(e);
+        }
+        r.finish()
+    }
+
+    fn assert_point(p: &CurvePoint, r: &RunResult, what: &str) {
+        assert_eq!(
+            (p.iops, p.mean_latency_nanos, p.p99_latency_nanos),
+            (r.iops, r.latency.mean_nanos, r.latency.p99_nanos),
+            "{what} at {}",
+            p.load
+        );
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn curve_points_equal_independent_replays_at_each_depth() {
+        let events = sample_events(1_500);
+        let layouts = vec![params("raid5", 6, "sas-10k"), params("raid10", 4, "nvme")];
+        let cache = lru_cache(64 << 20, "wb");
+        // 12 is not a sweep depth: it is replayed too, and is the chosen result.
+        let r = predict(
+            PredictRequest::new(layouts.clone(), Some(cache.clone()), 12).with_curve(true),
+            &events,
+        );
+        let mut depths = CURVE_DEPTHS.to_vec();
+        depths.push(12);
+        depths.sort_unstable();
+        for (c, p) in r.configs.iter().zip(&layouts) {
+            let loads: Vec<u32> = c.curve.iter().map(|p| p.load as u32).collect();
+            assert_eq!(loads, depths);
+            assert_eq!(c.curve_with_cache.len(), depths.len());
+            // Spot-check depths against independent replays (each from an idle array and a cold
+            // cache), without and with the shared cache simulator.
+            for (i, &qd) in depths.iter().enumerate() {
+                if ![1, 12, 256].contains(&qd) {
+                    continue;
+                }
+                assert_point(&c.curve[i], &direct(p, None, qd, &events), "no cache");
+                assert_point(
+                    &c.curve_with_cache[i],
+                    &direct(p, Some(&cache), qd, &events),
+                    "with cache",
+                );
+            }
+            let at12 = depths.iter().position(|&d| d == 12).unwrap_or_default();
+            assert_point(&c.curve[at12], &c.without_cache, "chosen");
+            let with = c.with_cache.as_ref().expect("with cache");
+            assert_point(&c.curve_with_cache[at12], with, "chosen with cache");
+            assert_eq!(*with, direct(p, Some(&cache), 12, &events));
+            assert_eq!(c.without_cache, direct(p, None, 12, &events));
+            // More outstanding I/Os never lower the throughput by much and raise the latency.
+            assert!(c.curve[8].iops > c.curve[0].iops, "{:?}", c.curve);
+            assert!(c.curve[8].mean_latency_nanos > c.curve[0].mean_latency_nanos);
+        }
+        // Without the curve only the chosen depth runs, with the same numbers.
+        let plain = predict(PredictRequest::new(layouts, Some(cache), 12), &events);
+        assert!(plain.configs[0].curve.is_empty());
+        assert_eq!(plain.configs[1].without_cache, r.configs[1].without_cache);
+        assert_eq!(plain.configs[1].with_cache, r.configs[1].with_cache);
+    }
+
+    /// The first `n` sample events and the same events as a native .bst file (cheap to decode:
+    /// the browser runs every unit test in one page, within the runner's time limit).
+    fn sample_prefix_native(n: usize) -> (Vec<IoEvent>, Vec<u8>) {
+        use analyzer_core::native::{EncodeOptions, NativeEncoder};
+        let mut d = Decompressing::new(
+            TraceFormat::TracefsText
+                .decoder(&DecodeOptions::default())
+                .expect("decoder"),
+        );
+        d.push(SAMPLE_ZST);
+        d.finish();
+        let mut events = Vec::new();
+        while let Some(e) = d.next_event().expect("sample decodes") {
+            events.push(e);
+            if events.len() == n {
+                break;
+            }
+        }
+        let mut out = Vec::new();
+        let mut enc = NativeEncoder::new(d.header(), EncodeOptions::default(), &mut out);
+        for e in &events {
+            enc.push(e, &mut out);
+        }
+        enc.finish(&mut out);
+        (events, out)
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_time_window_replays_only_its_requests() {
+        let (all, native) = sample_prefix_native(8_000);
+        let origin = all[0].time_nanos;
+        let span = all[all.len() - 1].time_nanos - origin;
+        let (start, end) = (span / 3, span / 3 * 2);
+        let request = PredictRequest::new(
+            vec![params("raid5", 6, "sas-10k")],
+            Some(lru_cache(256 << 20, "wt")),
+            16,
+        )
+        .with_window(Some((start, end)));
+        // Through the worker's path: the plan's session decodes the file in chunks.
+        let plan = Plan::new(request.clone()).expect("plan");
+        let mut tiers = plan.tiers().expect("tiers");
+        let mut replays = plan.replays(&mut tiers);
+        let mut session = plan.session();
+        for chunk in native.chunks(1 << 16) {
+            session
+                .push_with(chunk, &mut |e| replays.observe(e))
+                .map_err(|e| e.plain_words())
+                .expect("decodes");
+        }
+        session
+            .finish_with(&mut |e| replays.observe(e))
+            .map_err(|e| e.plain_words())
+            .expect("finishes");
+        let windowed = plan.finish(replays);
+        // The reference: the window's events picked by hand, replayed directly.
+        let inside: Vec<IoEvent> = all
+            .iter()
+            .filter(|e| (start..end).contains(&(e.time_nanos - origin)))
+            .copied()
+            .collect();
+        assert!(
+            inside.len() > 100 && inside.len() < all.len() / 2,
+            "{}",
+            inside.len()
+        );
+        let c = &windowed.configs[0];
+        let p = &request.configs[0];
+        assert_eq!(c.without_cache, direct(p, None, 16, &inside));
+        assert_eq!(
+            c.with_cache.as_ref(),
+            Some(&direct(p, request.cache.as_ref(), 16, &inside))
+        );
+        let reads_writes = inside
+            .iter()
+            .filter(|e| {
+                matches!(e.op, analyzer_core::Op::Read | analyzer_core::Op::Write)
+                    && e.len_bytes > 0
+            })
+            .count() as u64;
+        assert_eq!(windowed.replayed_requests, reads_writes);
+        assert!(windowed
+            .assumptions
+            .iter()
+            .any(|a| a.contains("time window")));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn the_curve_comes_in_a_second_pass() {
+        let want = PredictRequest::new(vec![ArrayParams::default()], None, 16).with_curve(true);
+        let first = want.clone().with_curve(false);
+        // Nothing shown, or an answer for other layouts: the chosen depth alone first.
+        assert_eq!(want.clone().staged(None), first);
+        let other = PredictRequest::new(vec![params("raid0", 2, "nvme")], None, 16);
+        assert_eq!(want.clone().staged(Some(&other)), first);
+        // Its numbers shown: now the curve; the curve shown: the same request (not resent).
+        assert_eq!(want.clone().staged(Some(&first)), want);
+        assert_eq!(want.clone().staged(Some(&want)), want);
+        // Without the curve: one pass, and an answer with the curve already serves it.
+        assert_eq!(first.clone().staged(None), first);
+        assert_eq!(first.clone().staged(Some(&first)), first);
+        assert_eq!(first.clone().staged(Some(&want)), want);
+        // The window is part of the request: a new window starts over.
+        let windowed = want.clone().with_window(Some((0, 1_000_000_000)));
+        assert_eq!(
+            windowed.clone().staged(Some(&want)),
+            windowed.with_curve(false)
+        );
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn old_requests_without_the_new_fields_still_parse() {
+        let old = r#"{"configs":[],"cache":null,"outstanding":4}"#;
+        let r: PredictRequest = serde_json::from_str(old).expect("parses");
+        assert_eq!(r, PredictRequest::new(Vec::new(), None, 4));
+        assert_eq!(r.depths(), vec![4]);
+        assert_eq!(r.with_curve(true).depths(), CURVE_DEPTHS.to_vec());
     }
 }

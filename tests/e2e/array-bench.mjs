@@ -1,0 +1,63 @@
+// Benchmark (not a test): how long the worker takes to predict the Array view, with and without
+// the IOPS-vs-latency curve, for one and four layouts, in headless Chromium.
+//   node array-bench.mjs [FILE]     (default: the bundled pgbench sample)
+// Prints, per case, the time from the first request leaving the UI to the numbers at the chosen
+// depth being shown, and (with the curve, which comes in a second pass) to the curve being drawn.
+import { spawn } from 'node:child_process';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch } from './browser.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..', '..');
+const file = process.argv[2] ?? join(root, 'tests/data/sample/pgbench.tracefs.txt.zst');
+const bin = process.env.BLOCKSIGHT_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'release', 'blocksight');
+
+const server = spawn(bin, ['serve', '--port', '0', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+const baseUrl = await new Promise((ok, fail) => {
+  let out = '';
+  server.stdout.on('data', (d) => {
+    out += d;
+    const line = out.split('\n').find((l) => l.startsWith('http://'));
+    if (line) ok(line.trim());
+  });
+  server.on('exit', (c) => fail(new Error(`blocksight serve exited with ${c}`)));
+});
+const browser = await launch();
+const four = 'raid5.6.sas-10k.65536.0,raid10.8.nvme.131072.1,raid6.12.sata-7k2.262144.0,raid0.4.sata-ssd.65536.0';
+const cases = [
+  ['1 layout, no curve', '&curve=0'],
+  ['1 layout, curve', ''],
+  ['4 layouts, no curve', `&curve=0&arr=${four}`],
+  ['4 layouts, curve', `&arr=${four}`],
+];
+try {
+  for (const [name, hash] of cases) {
+    const page = await browser.context.newPage();
+    await page.addInitScript(() => {
+      window.__predict = [];
+      new MutationObserver(() => {
+        const v = document.querySelector('[data-testid=view-array]')?.dataset.computing;
+        const last = window.__predict[window.__predict.length - 1];
+        if (v && (!last || last.v !== v)) window.__predict.push({ v, t: performance.now() });
+        if (!window.__curve && document.querySelector('#chart-latency-curve')) window.__curve = performance.now();
+        if (!window.__numbers && document.querySelector('[data-testid=iops-0]')) window.__numbers = performance.now();
+      }).observe(document, { subtree: true, attributes: true, childList: true });
+    });
+    const curve = !hash.includes('curve=0');
+    await page.goto(baseUrl + '#view=array' + hash);
+    await page.waitForFunction((curve) => {
+      const p = window.__predict;
+      const done = p.some((x) => x.v === 'true') && p[p.length - 1].v === 'false';
+      return done && (!curve || window.__curve);
+    }, curve, { timeout: 600_000, polling: 50 });
+    const [p, c, numbers] = await page.evaluate(() => [window.__predict, window.__curve, window.__numbers]);
+    const start = p.find((x) => x.v === 'true').t;
+    console.log(`${name.padEnd(22)} numbers ${((numbers - start) / 1000).toFixed(2)} s`
+      + (curve ? `, curve ${((c - start) / 1000).toFixed(2)} s` : ''));
+    await page.close();
+  }
+} finally {
+  await browser.close();
+  server.kill();
+}
