@@ -140,10 +140,17 @@ test('dropping the real sample trace shows the same numbers as blocksight stat a
   const scoped = Number(await card(page, 'events'));
   assert.ok(scoped > 0 && scoped < stat.events, `scoped events ${scoped} of ${stat.events}`);
   await page.screenshot({ path: join(SHOTS, 'time-window.png'), fullPage: true });
+  // The link reproduces the window: a new tab reads the whole trace, then scopes it.
+  const windowLink = page.url();
   await page.getByRole('button', { name: 'Show the whole trace' }).click();
   await page.waitForFunction((n) => document.querySelector('[data-testid=card-events]')?.dataset.value === n, String(stat.events));
   assert.deepEqual(problems, []);
   await page.close();
+  const linked = await browser.context.newPage();
+  await linked.goto(windowLink);
+  await linked.locator('[data-testid=window-banner]').waitFor({ timeout: 120_000 });
+  await linked.waitForFunction((n) => document.querySelector('[data-testid=card-events]')?.dataset.value === n, String(scoped), { timeout: 120_000 });
+  await linked.close();
 });
 
 test('the cache view answers from the precomputed curve when the size moves', async () => {

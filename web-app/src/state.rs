@@ -181,8 +181,10 @@ impl Reducible for AppState {
                 s.next_job = job + 1;
                 s.scoped_job = window_secs.is_some().then_some(job);
                 s.scoped_window = window_secs;
-                if window_secs.is_none() {
-                    // A new trace: an old time window means nothing for it.
+                if window_secs.is_none() && s.full.is_some() {
+                    // A new trace: an old time window means nothing for it. The page's first
+                    // load keeps the link's window (`win=` in the hash), which is applied once
+                    // the whole trace is read.
                     s.url.window = None;
                 }
                 s.phase = Phase::Loading(Loading {
@@ -388,5 +390,22 @@ mod tests {
         assert_eq!(l.seconds_left(), Some(1.0));
         let s = s.reduce(Action::Cancel);
         assert!(matches!(s.phase, Phase::Cancelled { .. }));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn the_first_load_keeps_the_links_time_window() {
+        let url = UrlState {
+            window: Some((5.0, 15.0)),
+            ..UrlState::default()
+        };
+        let s = Rc::new(AppState::new(url)).reduce(Action::Start {
+            job: 1,
+            file_name: "a".into(),
+            bytes_total: None,
+            now_ms: 0.0,
+            window_secs: None,
+        });
+        assert_eq!(s.url.window, Some((5.0, 15.0)));
+        assert_eq!(s.scoped_job, None, "the whole trace is read first");
     }
 }
