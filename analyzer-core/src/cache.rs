@@ -27,7 +27,7 @@ pub mod sim;
 pub use admission::Admission;
 pub use future::{NextUse, NextUseBuilder};
 pub use policy::Policy;
-pub use preset::Preset;
+pub use preset::{CacheChoice, Preset};
 pub use sim::{SimConfig, SimResult, Simulator};
 
 /// The eviction policies the simulator implements: the registry behind `--policy` and the web
