@@ -28,7 +28,7 @@ pub mod sim;
 pub use admission::Admission;
 pub use future::{NextUse, NextUseBuilder};
 pub use policy::Policy;
-pub use preset::Preset;
+pub use preset::{CacheChoice, Preset};
 pub use sampled::SampledSimulator;
 pub use sim::{SimConfig, SimResult, Simulator};
 

@@ -25,6 +25,7 @@ pub mod hash;
 pub mod mrc;
 pub mod native;
 pub mod stat;
+pub mod units;
 pub mod varint;
 
 pub use decode::{DecodeError, Decoder, Diagnostics};

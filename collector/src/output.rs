@@ -50,37 +50,8 @@ pub fn count(n: u64) -> String {
     out
 }
 
-/// Parses `4096`, `4k`, `4KiB`, `64K`, `1.5GB`, `200GiB`, `2T`. Suffixes k/K/KiB/KB all mean
-/// 1024 (as dd, fio and lsblk treat them); decimal units are not what storage engineers size
-/// caches in.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("{text:?} is not a size like 64KiB or 200GiB"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        "p" | "pb" | "pib" => 1 << 50,
-        _ => {
-            return Err(format!(
-                "{text:?}: unknown size unit {unit:?} (use K, M, G, T, KiB, MiB, GiB, TiB)"
-            ))
-        }
-    };
-    let bytes = value * mult as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(format!("{text:?} is out of range"));
-    }
-    Ok(bytes.round() as u64)
-}
+/// Sizes as users type them (`4KiB`, `200GiB`): the engine's parser, shared with the web app.
+pub use analyzer_core::units::parse_size;
 
 /// Parses `500ms`, `90s`, `10m`, `1h30m`, `2d`, or a bare number of seconds, into nanoseconds.
 pub fn parse_duration(text: &str) -> Result<u64, String> {

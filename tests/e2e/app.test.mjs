@@ -206,7 +206,7 @@ test('the cache view simulates the chosen cache in the worker and overlays polic
     assert.equal(await value('sim-backend-writes'), sim.result.whole.counts.backend.write_ops);
   }
   // The MiniSim curves of the other policies are drawn over the exact LRU curve.
-  await page.getByRole('button', { name: 'Show as table' }).first().click();
+  await page.locator('[data-testid=chart-mrc]').getByRole('button', { name: 'Show as table' }).click();
   const header = await page.locator('[data-testid=table-mrc] thead').innerText();
   for (const p of ['lru (exact)', 'fifo (MiniSim)', 'arc (MiniSim)', 's3fifo (MiniSim)', 'lirs (MiniSim)']) {
     assert.ok(header.includes(p), `${p} missing from ${header}`);
@@ -229,6 +229,135 @@ test('the cache view simulates the chosen cache in the worker and overlays polic
     assert.equal(await value('sim-hit'), wb.result.whole.ratios.line_hit_ratio);
   }
   await page.screenshot({ path: join(SHOTS, 'cache-policies.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the cache view simulates product presets and admission rules, hits and fills over time, and a brushed window', async () => {
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl + '#view=cache');
+  await waitReady(page);
+  const value = (id) => page.locator(`[data-testid=${id}]`).getAttribute('data-value').then(Number);
+  // The worker's answer is shown only once it is for the current controls.
+  const simDone = () => page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'false'
+    && document.querySelector('[data-testid=sim-hit]'), null, { timeout: 180_000 });
+  const change = (id, v) => page.locator(`[data-testid=${id}]`).evaluate((el, v) => {
+    el.value = v;
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  }, v);
+  await simDone();
+
+  // A fixed size (the slider), then the bcache preset with Open CAS's nhit admission at N = 3.
+  await page.locator('[data-testid=cache-size]').evaluate((el) => {
+    el.value = '300';
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await page.locator('[data-testid=cache-preset]').selectOption('bcache');
+  assert.match(page.url(), /cpreset=bcache/);
+  assert.match(await page.locator('[data-testid=cache-preset-info]').innerText(), /sequential_cutoff 4\.0M/);
+  assert.equal(await page.locator('[data-testid=cache-policy]').inputValue(), 'lru');
+  assert.equal(await page.locator('[data-testid=cache-line]').inputValue(), '4096');
+  await page.locator('[data-testid=cache-admission]').selectOption('nhit');
+  await change('cache-nhit', '3');
+  assert.match(page.url(), /cadm=nhit:3/);
+  await simDone();
+  const size = await value('cache-size-value');
+  const sim = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--preset', 'bcache', '--admission', 'nhit:3',
+    '--cache-size', String(size)]));
+  const w = sim.result.whole;
+  assert.equal(await value('sim-hit'), w.ratios.line_hit_ratio);
+  assert.equal(await value('sim-backend-reads'), w.counts.backend.read_ops);
+  assert.equal(await value('sim-backend-writes'), w.counts.backend.write_ops);
+  assert.ok(w.counts.bypassed_lines > 0, 'nhit:3 leaves some missed lines out');
+  console.log(`cache worker: bcache + nhit:3, ${await value('cache-sim-time')} ms`);
+
+  // Hits and fills over time: drawn, with a read-out, and its table totals are simulate's bins.
+  const chart = page.locator('[data-testid=chart-hits-fills]');
+  await chart.waitFor();
+  const canvas = page.locator('#chart-hits-fills');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+  assert.match(await page.locator('[data-testid=readout-hits-fills]').innerText(), /line accesses, [\d,]+ hits/);
+  await page.screenshot({ path: join(SHOTS, 'cache-presets.png'), fullPage: true });
+  await chart.getByRole('button', { name: 'Show as table' }).click();
+  assert.match(page.url(), /table=hits-fills/);
+  const num = (t) => Number(t.replace(/,/g, ''));
+  const rows = page.locator('[data-testid=table-hits-fills] tbody tr');
+  assert.equal(await rows.count(), sim.result.bins.length + 1);
+  const total = await rows.last().locator('td').allInnerTexts();
+  const sum = (k) => sim.result.bins.reduce((a, b) => a + b[k], 0);
+  assert.equal(total[0], 'total');
+  assert.equal(num(total[1]), sum('requests'));
+  assert.equal(num(total[2]), sum('lines'));
+  assert.equal(num(total[3]), sum('line_hits'));
+  assert.equal(num(total[5]), sum('fills'));
+  await chart.getByRole('button', { name: 'Show as chart' }).click();
+
+  // Another preset: dm-cache (slru, 64 KiB lines, write-back, smq); the link reproduces it.
+  await page.locator('[data-testid=cache-preset]').selectOption('dm-cache');
+  assert.doesNotMatch(page.url(), /cadm=/);
+  await simDone();
+  const dm = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--preset', 'dm-cache',
+    '--cache-size', String(await value('cache-size-value'))]));
+  assert.equal(await value('sim-hit'), dm.result.whole.ratios.line_hit_ratio);
+  assert.equal(await value('sim-backend-writes'), dm.result.whole.counts.backend.write_ops);
+  console.log(`cache worker: dm-cache, ${await value('cache-sim-time')} ms`);
+  const again = await browser.context.newPage();
+  await again.goto(page.url());
+  await waitReady(again);
+  await again.locator('[data-testid=sim-hit]').waitFor({ timeout: 180_000 });
+  assert.equal(await again.locator('[data-testid=cache-preset]').inputValue(), 'dm-cache');
+  assert.equal(await again.locator('[data-testid=sim-hit]').getAttribute('data-value'), String(dm.result.whole.ratios.line_hit_ratio));
+  await again.close();
+
+  // Back to bcache + seqcut:1MiB, then brush a window on the Hot data view: the simulation
+  // covers only that window. The CLI has no time filter, so its input is the trace exported as
+  // CSV with only the window's rows (times relative to the first request, as the worker cuts).
+  await page.locator('[data-testid=cache-preset]').selectOption('bcache');
+  await page.locator('[data-testid=cache-admission]').selectOption('seqcut');
+  await change('cache-seqcut', '1MiB');
+  assert.match(page.url(), /cadm=seqcut:1048576/);
+  await simDone();
+  const wholeHit = await value('sim-hit');
+  await page.locator('[data-testid=tab-hot]').click();
+  await page.locator('#chart-timeline').scrollIntoViewIfNeeded();
+  const tl = await page.locator('#chart-timeline').boundingBox();
+  await page.mouse.move(tl.x + tl.width * 0.3, tl.y + tl.height * 0.5);
+  await page.mouse.down();
+  await page.mouse.move(tl.x + tl.width * 0.6, tl.y + tl.height * 0.5, { steps: 5 });
+  await page.mouse.up();
+  await page.locator('[data-testid=window-banner]').waitFor();
+  await waitReady(page);
+  await page.locator('[data-testid=tab-cache]').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.windowNanos
+    && document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'false', null, { timeout: 180_000 });
+  await simDone();
+  assert.match(await page.locator('[data-testid=cache-sim] h3').innerText(), /Simulated on the window/);
+  const [from, to] = (await page.locator('[data-testid=cache-sim]').getAttribute('data-window-nanos')).split('-').map(BigInt);
+  const csv = join(WORK, 'cache-window.csv');
+  run(['export', '-q', SAMPLE, '--to', 'csv', '-o', csv]);
+  const lines = readFileSync(csv, 'utf8').split('\n').filter((l) => l);
+  const t0 = BigInt(lines[1].split(',')[0]);
+  const kept = lines.slice(1).filter((l) => {
+    const t = BigInt(l.split(',')[0]) - t0;
+    return t >= from && t < to;
+  });
+  assert.ok(kept.length > 0 && kept.length < lines.length - 1);
+  const windowCsv = join(WORK, 'cache-window-only.csv');
+  writeFileSync(windowCsv, [lines[0], ...kept].join('\n') + '\n');
+  const ws = JSON.parse(run(['simulate', '--json', '-q', windowCsv, '--preset', 'bcache', '--admission', 'seqcut:1MiB',
+    '--cache-size', String(await value('cache-size-value'))]));
+  const scopedHit = await value('sim-hit');
+  assert.equal(scopedHit, ws.result.whole.ratios.line_hit_ratio);
+  assert.equal(await value('sim-backend-reads'), ws.result.whole.counts.backend.read_ops);
+  assert.equal(await value('sim-backend-writes'), ws.result.whole.counts.backend.write_ops);
+  const wc = ws.result.whole.counts;
+  assert.equal(wc.read.requests + wc.write.requests + wc.discards + wc.flushes, kept.length);
+  assert.notEqual(scopedHit, wholeHit);
+  await page.locator('#chart-hits-fills').waitFor();
+  await page.screenshot({ path: join(SHOTS, 'cache-window.png'), fullPage: true });
   assert.deepEqual(problems, []);
   await page.close();
 });

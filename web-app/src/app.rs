@@ -183,7 +183,7 @@ pub fn App() -> Html {
                                     source,
                                     file_name: name,
                                     bytes_total: size,
-                                    window_nanos: Some(((a * 1e9) as u64, (b * 1e9) as u64)),
+                                    window_nanos: state.url.window_nanos(),
                                 });
                             }
                         }
@@ -238,44 +238,58 @@ pub fn App() -> Html {
             });
         });
     }
-    // The Cache view: the chosen cache is simulated in the worker on the whole trace; the
-    // policies' curves are asked for again only when the line size, write mode, policy or
-    // trace changed (not for a new size).
+    // The Cache view: the chosen cache is simulated in the worker on the whole trace or the
+    // brushed window (once that window's analysis is in, whose footprint sizes the curves);
+    // the policies' curves are asked for again only when the line size, write mode, policy,
+    // window or trace changed (not for a new size, preset or admission).
     {
         let bridge = bridge.clone();
         let last_source = last_source.clone();
         let state = state.clone();
         let last_sent: LastSent<CacheSimRequest> = use_mut_ref(|| None);
-        let request = match (&state.full, state.url.view.as_str()) {
-            (Some(full), "cache") => Some((
-                chosen_cache(full, &state.url),
-                full.analysis.cache_sizing.footprint_lines,
-            )),
+        // The window's analysis is in when the last load was of this window (its seconds came
+        // from these nanoseconds) and nothing is loading.
+        let scoped_nanos = state
+            .scoped_window
+            .map(|(a, b)| ((a * 1e9).round() as u64, (b * 1e9).round() as u64));
+        let window_ready =
+            scoped_nanos == state.url.window_nanos() && !matches!(state.phase, Phase::Loading(_));
+        let request = match (&state.results, state.url.view.as_str()) {
+            (Some(results), "cache") if window_ready => {
+                let cache = chosen_cache(results, &state.url);
+                let footprint_lines = crate::worker::cache_sim::footprint_lines_at(
+                    &results.analysis.cache_sizing,
+                    cache.line_bytes,
+                );
+                Some(CacheSimRequest {
+                    cache,
+                    footprint_lines,
+                    with_curves: true,
+                    window_nanos: state.url.window_nanos(),
+                })
+            }
             _ => None,
         };
-        let full_ptr = state.full.as_ref().map(|r| Rc::as_ptr(r) as usize);
-        use_effect_with((request, full_ptr), move |(request, full_ptr)| {
-            let Some((cache, footprint_lines)) = request.clone() else {
+        let results_ptr = state.results.as_ref().map(|r| Rc::as_ptr(r) as usize);
+        use_effect_with((request, results_ptr), move |(request, results_ptr)| {
+            let Some(mut request) = request.clone() else {
                 return;
             };
-            let with_curves = match last_sent.borrow().as_ref() {
-                Some((last, ptr)) => {
-                    *ptr != *full_ptr
-                        || last.cache.policy != cache.policy
-                        || last.cache.mode != cache.mode
-                        || last.cache.line_bytes != cache.line_bytes
-                }
-                None => true,
-            };
-            let request = CacheSimRequest {
-                cache,
-                footprint_lines,
-                with_curves,
+            let same_curves = |last: &CacheSimRequest| {
+                last.cache.policy == request.cache.policy
+                    && last.cache.mode == request.cache.mode
+                    && last.cache.line_bytes == request.cache.line_bytes
+                    && last.window_nanos == request.window_nanos
             };
             if let Some((last, ptr)) = last_sent.borrow().as_ref() {
-                if *ptr == *full_ptr && last.cache == request.cache {
+                if *ptr == *results_ptr && last.cache == request.cache && same_curves(last) {
                     return;
                 }
+                // A request that replaces one still computing curves asks for them again
+                // (the worker drops the replaced job).
+                request.with_curves = *ptr != *results_ptr
+                    || !same_curves(last)
+                    || (last.with_curves && state.cache_sim.computing.is_some());
             }
             let Some((source, _, _)) = last_source.borrow().clone() else {
                 return;
@@ -283,24 +297,11 @@ pub fn App() -> Html {
             let mut slot = bridge.borrow_mut();
             let b = slot.get_or_insert_with(|| spawn_worker(state.dispatcher()));
             let job = state.cache_sim.next_job;
-            state.dispatch(Action::CacheSimStart { job });
-            // A request without curves keeps the curves key of the last one that had them.
-            let keep = if with_curves {
-                request.clone()
-            } else {
-                last_sent
-                    .borrow()
-                    .as_ref()
-                    .map(|(l, _)| CacheSimRequest {
-                        cache: crate::worker::predict::CacheParams {
-                            size_bytes: request.cache.size_bytes,
-                            ..l.cache.clone()
-                        },
-                        ..l.clone()
-                    })
-                    .unwrap_or_else(|| request.clone())
-            };
-            *last_sent.borrow_mut() = Some((keep, *full_ptr));
+            state.dispatch(Action::CacheSimStart {
+                job,
+                now_ms: embedded::now_ms(),
+            });
+            *last_sent.borrow_mut() = Some((request.clone(), *results_ptr));
             b.send(Request::CacheSim {
                 job,
                 source,

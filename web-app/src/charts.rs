@@ -3,6 +3,7 @@
 //! hover read-outs from pixel positions, and can list its data as a table.
 
 pub mod heatmap;
+pub mod hits_fills;
 pub mod latency_curve;
 pub mod mrc;
 pub mod size_histogram;

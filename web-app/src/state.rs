@@ -92,6 +92,9 @@ pub struct CacheSimState {
     pub result: Option<Rc<CacheSimResult>>,
     pub curves: Option<Rc<Vec<MrcReport>>>,
     pub error: Option<String>,
+    /// UI clock when the running job was sent, and how long the last answer took.
+    pub started_ms: Option<f64>,
+    pub elapsed_ms: Option<f64>,
 }
 
 /// The Array view's prediction: the job computing in the worker and the last answer.
@@ -162,6 +165,7 @@ pub enum Action {
     /// A cache simulation was sent to the worker.
     CacheSimStart {
         job: JobId,
+        now_ms: f64,
     },
 }
 
@@ -199,18 +203,20 @@ impl Reducible for AppState {
                     preview: None,
                 });
             }
-            Action::CacheSimStart { job } => {
+            Action::CacheSimStart { job, now_ms } => {
                 s.cache_sim.computing = Some(job);
                 s.cache_sim.next_job = job + 1;
+                s.cache_sim.started_ms = Some(now_ms);
             }
             Action::Worker {
                 response: Response::CacheSimulated { job, result },
-                ..
+                now_ms,
             } => {
                 if s.cache_sim.computing != Some(job) {
                     return self;
                 }
                 s.cache_sim.computing = None;
+                s.cache_sim.elapsed_ms = s.cache_sim.started_ms.map(|t| now_ms - t);
                 s.cache_sim.error = None;
                 if result.request.with_curves {
                     s.cache_sim.curves = Some(Rc::new(result.curves.clone()));

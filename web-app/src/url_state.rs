@@ -9,6 +9,8 @@ pub const VIEWS: [(&str, &str); 4] = [
     ("array", "Array"),
 ];
 
+use analyzer_core::cache::{Admission, Preset};
+
 use crate::worker::predict::{ArrayParams, MAX_CONFIGS};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -26,9 +28,17 @@ pub struct UrlState {
     pub window: Option<(f64, f64)>,
     /// Cache size on the cache view, bytes.
     pub cache_bytes: Option<u64>,
-    /// Cache policy and write mode (Cache view), used by the Array view's cache tier.
+    /// Cache policy and write mode (Cache view), used by the Array view's cache tier. With a
+    /// product preset these hold its values unless the link overrides them.
     pub cache_policy: String,
     pub cache_mode: String,
+    /// Product preset (`cpreset=bcache`), `None` for a custom cache.
+    pub cache_preset: Option<String>,
+    /// Admission rule (`cadm=nhit:3`, `cadm=seqcut:4194304`); `None` keeps the preset's
+    /// (without a preset: `always`).
+    pub cache_admission: Option<String>,
+    /// Cache line size (`cline=65536`); `None` is the preset's, else the analysis's.
+    pub cache_line_bytes: Option<u64>,
     /// The Array view's layouts (`arr=raid5.6.sas-10k.65536.0,...`), 1 to 4.
     pub arrays: Vec<ArrayParams>,
     /// The Array view's outstanding I/Os.
@@ -49,6 +59,9 @@ impl Default for UrlState {
             cache_bytes: None,
             cache_policy: "lru".into(),
             cache_mode: "wt".into(),
+            cache_preset: None,
+            cache_admission: None,
+            cache_line_bytes: None,
             arrays: vec![ArrayParams::default()],
             qd: 16,
             curve: true,
@@ -61,6 +74,8 @@ impl UrlState {
     /// defaults rather than failing: a link from a newer version still opens.
     pub fn from_hash(hash: &str) -> UrlState {
         let mut s = UrlState::default();
+        // A preset sets the policy and mode that the link does not name.
+        let (mut policy_named, mut mode_named) = (false, false);
         for pair in hash
             .trim_start_matches('#')
             .split('&')
@@ -87,8 +102,22 @@ impl UrlState {
                     })
                 }
                 "cache" => s.cache_bytes = v.parse().ok(),
-                "cpol" if !v.is_empty() && v.len() <= 16 => s.cache_policy = v,
-                "cmode" if matches!(v.as_str(), "ro" | "wt" | "wa" | "wb") => s.cache_mode = v,
+                "cpol" if !v.is_empty() && v.len() <= 16 => {
+                    s.cache_policy = v;
+                    policy_named = true;
+                }
+                "cmode" if matches!(v.as_str(), "ro" | "wt" | "wa" | "wb") => {
+                    s.cache_mode = v;
+                    mode_named = true;
+                }
+                "cpreset" => s.cache_preset = Preset::from_name(&v).map(|p| p.name.to_owned()),
+                "cadm" => s.cache_admission = Admission::parse(&v).ok().map(|a| a.label()),
+                "cline" => {
+                    s.cache_line_bytes = v
+                        .parse()
+                        .ok()
+                        .filter(|&l: &u64| l.is_power_of_two() && (4096..=1 << 20).contains(&l))
+                }
                 "qd" => {
                     s.qd = v
                         .parse()
@@ -110,6 +139,39 @@ impl UrlState {
                 _ => {}
             }
         }
+        if let Some(p) = s.cache_preset.as_deref().and_then(Preset::from_name) {
+            if !policy_named {
+                s.cache_policy = p.policy.name().into();
+            }
+            if !mode_named {
+                s.cache_mode = p.mode.name().into();
+            }
+        }
+        s
+    }
+
+    /// The policy and mode a link need not name: the preset's, else the defaults.
+    fn cache_baseline(&self) -> (String, String) {
+        match self.cache_preset.as_deref().and_then(Preset::from_name) {
+            Some(p) => (p.policy.name().into(), p.mode.name().into()),
+            None => {
+                let d = UrlState::default();
+                (d.cache_policy, d.cache_mode)
+            }
+        }
+    }
+
+    /// Chooses a product preset (or none): its policy and mode replace the current ones, and
+    /// the admission rule and line size go back to the preset's.
+    pub fn with_cache_preset(&self, name: Option<&str>) -> UrlState {
+        let mut s = self.clone();
+        s.cache_preset = name.and_then(Preset::from_name).map(|p| p.name.to_owned());
+        if let Some(p) = s.cache_preset.as_deref().and_then(Preset::from_name) {
+            s.cache_policy = p.policy.name().into();
+            s.cache_mode = p.mode.name().into();
+        }
+        s.cache_admission = None;
+        s.cache_line_bytes = None;
         s
     }
 
@@ -135,11 +197,21 @@ impl UrlState {
         if let Some(c) = self.cache_bytes {
             out.push_str(&format!("&cache={c}"));
         }
-        if self.cache_policy != d.cache_policy {
+        let (policy, mode) = self.cache_baseline();
+        if let Some(p) = &self.cache_preset {
+            out.push_str(&format!("&cpreset={}", encode(p)));
+        }
+        if self.cache_policy != policy {
             out.push_str(&format!("&cpol={}", encode(&self.cache_policy)));
         }
-        if self.cache_mode != d.cache_mode {
+        if self.cache_mode != mode {
             out.push_str(&format!("&cmode={}", encode(&self.cache_mode)));
+        }
+        if let Some(a) = &self.cache_admission {
+            out.push_str(&format!("&cadm={}", encode(a)));
+        }
+        if let Some(l) = self.cache_line_bytes {
+            out.push_str(&format!("&cline={l}"));
         }
         if self.arrays != d.arrays {
             let parts: Vec<String> = self
@@ -165,6 +237,13 @@ impl UrlState {
             out.push_str(&format!("&curve={}", u8::from(self.curve)));
         }
         out
+    }
+
+    /// The selected time window in nanoseconds after the first request, as the worker cuts it
+    /// (the load of the window and the Cache view's simulation use this one conversion).
+    pub fn window_nanos(&self) -> Option<(u64, u64)> {
+        self.window
+            .map(|(a, b)| ((a * 1e9) as u64, (b * 1e9) as u64))
     }
 
     pub fn shows_table(&self, chart: &str) -> bool {
@@ -213,7 +292,7 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
 fn encode(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b',') {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b',' | b':') {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
@@ -278,6 +357,41 @@ mod tests {
         );
         assert!(!s.toggle_table("sizes").shows_table("sizes"));
         assert_eq!(decode("a%2Cb%"), "a,b%");
+        // Presets: their policy and mode unless the link names others; old links unchanged.
+        let p = UrlState::from_hash("#view=cache&cpreset=dm-cache&cadm=seqcut:4194304");
+        assert_eq!(p.cache_preset.as_deref(), Some("dm-cache"));
+        assert_eq!(
+            (p.cache_policy.as_str(), p.cache_mode.as_str()),
+            ("slru", "wb")
+        );
+        assert_eq!(p.cache_admission.as_deref(), Some("seqcut:4194304"));
+        assert_eq!(UrlState::from_hash(&p.to_hash()), p);
+        assert_eq!(
+            p.to_hash(),
+            "#view=cache&cpreset=dm-cache&cadm=seqcut:4194304"
+        );
+        let o = UrlState::from_hash("#cmode=wt&cpreset=bcache&cpol=arc&cline=65536&cadm=nhit:2");
+        assert_eq!(
+            (o.cache_policy.as_str(), o.cache_mode.as_str()),
+            ("arc", "wt")
+        );
+        assert_eq!(o.cache_line_bytes, Some(65536));
+        assert_eq!(UrlState::from_hash(&o.to_hash()), o);
+        let old = UrlState::from_hash("#view=cache&cpol=arc&cmode=wb");
+        assert_eq!(old.cache_preset, None);
+        assert_eq!(old.cache_admission, None);
+        assert_eq!(
+            (old.cache_policy.as_str(), old.cache_mode.as_str()),
+            ("arc", "wb")
+        );
+        let junk = UrlState::from_hash("#cpreset=nope&cadm=nhit:0&cline=3000");
+        assert_eq!(junk, UrlState::default());
+        let chosen = old.with_cache_preset(Some("cachecade1"));
+        assert_eq!(
+            (chosen.cache_policy.as_str(), chosen.cache_mode.as_str()),
+            ("lru", "ro")
+        );
+        assert_eq!(chosen.with_cache_preset(None).cache_preset, None);
         // A malformed layout is dropped; a link with none keeps the default.
         assert_eq!(
             UrlState::from_hash("#arr=raid5.0.nvme.65536.0").arrays,

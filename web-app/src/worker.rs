@@ -160,7 +160,8 @@ async fn predict(
 }
 
 /// Re-reads the trace and simulates the Cache view's cache (and the policies' curves when
-/// asked). `None` when a newer simulation replaced this one.
+/// asked) on the whole trace or the request's time window. `None` when a newer simulation
+/// replaced this one.
 async fn simulate_cache(
     job: JobId,
     source: Source,
@@ -168,6 +169,7 @@ async fn simulate_cache(
     current: &Cell<JobId>,
 ) -> Option<Response> {
     let failed = |error: String| Some(Response::CacheSimFailed { job, error });
+    let window_nanos = request.window_nanos;
     let mut run = match cache_sim::CacheRun::new(request) {
         Ok(r) => r,
         Err(e) => return failed(e),
@@ -179,7 +181,10 @@ async fn simulate_cache(
             Err(e) => return failed(e),
         },
     };
-    let mut session = Session::new(None, DecodeOptions::default()).events_only();
+    // The brushed window, cut exactly as the load of that window cuts it.
+    let mut session = Session::new(None, DecodeOptions::default())
+        .events_only()
+        .with_window(window_nanos);
     loop {
         if current.get() != job {
             return None;

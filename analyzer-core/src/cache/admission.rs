@@ -47,6 +47,40 @@ impl Admission {
             Admission::SeqCutoff { cutoff_bytes } => format!("seqcut:{cutoff_bytes}"),
         }
     }
+
+    /// Parses what `--admission` and the web app's control take: `always`, `nhit:N` (N ≥ 1),
+    /// `smq`, `seqcut:SIZE` (`seqcut:4MiB` or bytes). [`Admission::label`] parses back.
+    pub fn parse(text: &str) -> Result<Admission, String> {
+        let t = text.trim().to_ascii_lowercase();
+        if t == "always" {
+            return Ok(Admission::Always);
+        }
+        if t == "smq" {
+            return Ok(Admission::Smq);
+        }
+        if let Some(n) = t.strip_prefix("nhit:") {
+            let n: u32 = n
+                .trim()
+                .parse()
+                .map_err(|_| format!("{text:?}: nhit:N needs a whole number N >= 1"))?;
+            if n == 0 {
+                return Err(format!("{text:?}: nhit:N needs N >= 1"));
+            }
+            return Ok(Admission::NHit { n });
+        }
+        if let Some(s) = t.strip_prefix("seqcut:") {
+            let cutoff_bytes = crate::units::parse_size(s).map_err(|e| format!("{text:?}: {e}"))?;
+            if cutoff_bytes == 0 {
+                return Err(format!(
+                    "{text:?}: the sequential cutoff must be above 0 bytes"
+                ));
+            }
+            return Ok(Admission::SeqCutoff { cutoff_bytes });
+        }
+        Err(format!(
+            "{text:?}: expected always, nhit:N, smq or seqcut:SIZE"
+        ))
+    }
 }
 
 /// Open CAS's default `trigger_threshold`: n-hit only filters once the cache is this full.
@@ -265,6 +299,33 @@ mod tests {
             op: Op::Read,
             latency_nanos: None,
             pid: None,
+        }
+    }
+
+    #[test]
+    fn specs_parse_and_labels_parse_back() {
+        for (text, want) in [
+            ("always", Admission::Always),
+            (" SMQ ", Admission::Smq),
+            ("nhit:3", Admission::NHit { n: 3 }),
+            (
+                "seqcut:4MiB",
+                Admission::SeqCutoff {
+                    cutoff_bytes: 4 << 20,
+                },
+            ),
+            (
+                "seqcut:4194304",
+                Admission::SeqCutoff {
+                    cutoff_bytes: 4 << 20,
+                },
+            ),
+        ] {
+            assert_eq!(Admission::parse(text), Ok(want), "{text}");
+            assert_eq!(Admission::parse(&want.label()), Ok(want));
+        }
+        for bad in ["nhit:0", "nhit:x", "seqcut:", "seqcut:0", "lru", ""] {
+            assert!(Admission::parse(bad).is_err(), "{bad}");
         }
     }
 

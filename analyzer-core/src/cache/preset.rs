@@ -134,9 +134,91 @@ impl Preset {
     }
 }
 
+/// A cache as a user describes it: a product preset (or none), then explicit settings that
+/// override the preset's. The one place where `blocksight simulate --preset P --policy ...
+/// --line-size ... --mode ... --admission ...` and the web app's Cache view controls become a
+/// [`SimConfig`], so both give the same simulation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheChoice {
+    pub preset: Option<Preset>,
+    pub policy: Option<PolicyKind>,
+    pub line_bytes: Option<u64>,
+    pub mode: Option<WriteMode>,
+    /// Replaces the preset's admission rule; a preset's extra sequential cutoff
+    /// ([`Preset::sequential_cutoff_bytes`]) stays, as with `--preset opencas-nhit --admission smq`.
+    pub admission: Option<Admission>,
+}
+
+impl CacheChoice {
+    /// The preset's settings (without one: lru, 4 KiB lines, write-through, every miss
+    /// admitted), each overridden by the explicit setting when there is one. The capacity is
+    /// `capacity_lines` lines of the resulting line size; the result is not validated.
+    pub fn config(&self, capacity_lines: u64) -> SimConfig {
+        let mut config = match self.preset {
+            Some(p) => p.config(capacity_lines),
+            None => SimConfig::new(PolicyKind::Lru, capacity_lines, 4096),
+        };
+        if let Some(p) = self.policy {
+            config.policy = p;
+        }
+        if let Some(l) = self.line_bytes {
+            config.line_bytes = l;
+        }
+        if let Some(m) = self.mode {
+            config.mode = m;
+        }
+        if let Some(a) = self.admission {
+            config.admission = a;
+        }
+        config
+    }
+
+    /// The line size [`CacheChoice::config`] will use.
+    pub fn effective_line_bytes(&self) -> u64 {
+        self.line_bytes
+            .or(self.preset.map(|p| p.line_bytes))
+            .unwrap_or(4096)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn explicit_settings_override_the_preset() {
+        let bcache = Preset::from_name("bcache");
+        let plain = CacheChoice {
+            preset: bcache,
+            ..CacheChoice::default()
+        };
+        assert_eq!(plain.config(10), Preset::ALL[1].config(10));
+        let c = CacheChoice {
+            preset: Preset::from_name("opencas-nhit"),
+            mode: Some(WriteMode::WriteBack),
+            admission: Some(Admission::Smq),
+            line_bytes: Some(65536),
+            ..CacheChoice::default()
+        }
+        .config(7);
+        assert_eq!(c.policy, PolicyKind::Lru);
+        assert_eq!(c.mode, WriteMode::WriteBack);
+        assert_eq!(c.admission, Admission::Smq);
+        // The preset's sequential cutoff stays under an explicit admission rule.
+        assert_eq!(c.sequential_cutoff_bytes, Some(MIB));
+        assert_eq!((c.capacity_lines, c.line_bytes), (7, 65536));
+        let none = CacheChoice::default().config(3);
+        assert_eq!(none, SimConfig::new(PolicyKind::Lru, 3, 4096));
+        assert_eq!(CacheChoice::default().effective_line_bytes(), 4096);
+        assert_eq!(
+            CacheChoice {
+                preset: Preset::from_name("dm-cache"),
+                ..CacheChoice::default()
+            }
+            .effective_line_bytes(),
+            64 * KIB
+        );
+    }
 
     #[test]
     fn presets_are_valid_and_findable() {

@@ -6,7 +6,7 @@ use std::io::Write;
 use analyzer_core::cache::admission::Admission;
 use analyzer_core::cache::sim::Summary;
 use analyzer_core::cache::{
-    NextUseBuilder, PolicyKind, Preset, SimConfig, SimResult, Simulator, WriteMode,
+    CacheChoice, NextUseBuilder, PolicyKind, Preset, SimConfig, SimResult, Simulator, WriteMode,
 };
 use analyzer_core::hash::{block_key, IntSet};
 use analyzer_core::Op;
@@ -77,32 +77,12 @@ fn parse_cache_size(text: &str) -> anyhow::Result<CacheSize> {
 }
 
 fn parse_admission(text: &str) -> anyhow::Result<Admission> {
-    let t = text.trim().to_ascii_lowercase();
-    if t == "always" {
-        return Ok(Admission::Always);
-    }
-    if t == "smq" {
-        return Ok(Admission::Smq);
-    }
-    if let Some(n) = t.strip_prefix("nhit:") {
-        let n: u32 = n
-            .parse()
-            .with_context(|| format!("--admission {text:?}: nhit:N needs a whole number N >= 1"))?;
-        if n == 0 {
-            bail!("--admission {text:?}: nhit:N needs N >= 1");
-        }
-        return Ok(Admission::NHit { n });
-    }
-    if let Some(s) = t.strip_prefix("seqcut:") {
-        let cutoff_bytes = parse_size(s)
-            .map_err(anyhow::Error::msg)
-            .with_context(|| format!("--admission {text:?}"))?;
-        return Ok(Admission::SeqCutoff { cutoff_bytes });
-    }
-    bail!("--admission {text:?}: expected always, nhit:N, smq or seqcut:SIZE")
+    Admission::parse(text).map_err(|e| anyhow::anyhow!("--admission {e}"))
 }
 
-/// Builds the configuration from the preset (if any) and the explicit flags.
+/// Builds the configuration from the preset (if any) and the explicit flags, through
+/// [`CacheChoice`], the engine's one rule for "preset first, flags override" (the web app's
+/// Cache view uses it too). The capacity is set later, from `--cache-size`.
 fn base_config(args: &Args) -> anyhow::Result<(SimConfig, Option<Preset>)> {
     let preset = match &args.preset {
         Some(name) => Some(Preset::from_name(name).with_context(|| {
@@ -114,31 +94,36 @@ fn base_config(args: &Args) -> anyhow::Result<(SimConfig, Option<Preset>)> {
         })?),
         None => None,
     };
-    let mut config = match preset {
-        Some(p) => p.config(1),
-        None => SimConfig::new(PolicyKind::Lru, 1, 4096),
+    let mut choice = CacheChoice {
+        preset,
+        ..CacheChoice::default()
     };
     if let Some(p) = &args.policy {
-        config.policy = PolicyKind::from_name(p).with_context(|| {
+        choice.policy = Some(PolicyKind::from_name(p).with_context(|| {
             let names: Vec<&str> = PolicyKind::ALL.iter().map(|k| k.name()).collect();
             format!(
                 "unknown policy {p:?}; expected one of: {}",
                 names.join(", ")
             )
-        })?;
+        })?);
     }
     if let Some(s) = &args.line_size {
-        config.line_bytes = parse_size(s)
-            .map_err(anyhow::Error::msg)
-            .context("--line-size")?;
+        choice.line_bytes = Some(
+            parse_size(s)
+                .map_err(anyhow::Error::msg)
+                .context("--line-size")?,
+        );
     }
     if let Some(m) = &args.mode {
-        config.mode = WriteMode::from_name(m)
-            .with_context(|| format!("--mode {m:?}: expected ro, wt, wa or wb"))?;
+        choice.mode = Some(
+            WriteMode::from_name(m)
+                .with_context(|| format!("--mode {m:?}: expected ro, wt, wa or wb"))?,
+        );
     }
     if let Some(a) = &args.admission {
-        config.admission = parse_admission(a)?;
+        choice.admission = Some(parse_admission(a)?);
     }
+    let mut config = choice.config(1);
     if let Some(w) = &args.warmup {
         config.warmup_nanos = parse_duration(w)
             .map_err(anyhow::Error::msg)

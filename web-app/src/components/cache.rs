@@ -1,18 +1,20 @@
 //! The Cache view: hit-ratio curves by cache size, a size slider whose answer is read from the
-//! precomputed curve (instant, no worker round trip), and the sizing recommendation with its
-//! stated assumptions.
+//! precomputed curve (instant, no worker round trip), the sizing recommendation with its
+//! stated assumptions, and the controls of the cache the worker simulates (product preset,
+//! policy, line size, write mode, admission) with its answer and its hits and fills over time.
 
 use std::rc::Rc;
 
-use analyzer_core::cache::{PolicyKind, WriteMode};
+use analyzer_core::cache::{Admission, PolicyKind, Preset, WriteMode};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
+use crate::charts::hits_fills::HitsFillsChart;
 use crate::charts::mrc::{Curve, MrcChart};
 use crate::components::chart_card::ChartCard;
 use crate::state::CacheSimState;
-use crate::units::{bytes, count};
+use crate::units::{bytes, count, duration};
 use crate::url_state::UrlState;
 use crate::worker::cache_sim::CacheSimResult;
 use crate::worker::predict::CacheParams;
@@ -93,14 +95,123 @@ pub fn chosen_size(results: &Results, url: &UrlState) -> u64 {
     url.cache_bytes.unwrap_or(default_size).min(max)
 }
 
-/// The cache tier the Array view puts in front of its layouts.
+/// The cache chosen on this view, which the Array view also puts in front of its layouts. The
+/// line size is the link's, else the preset's, else the one of the analysis's LRU curve.
 pub fn chosen_cache(results: &Results, url: &UrlState) -> CacheParams {
+    let preset = url.cache_preset.as_deref().and_then(Preset::from_name);
     CacheParams {
         size_bytes: chosen_size(results, url),
-        line_bytes: results.analysis.cache_sizing.line_bytes,
+        line_bytes: url
+            .cache_line_bytes
+            .or(preset.map(|p| p.line_bytes))
+            .unwrap_or(results.analysis.cache_sizing.line_bytes),
         policy: url.cache_policy.clone(),
         mode: url.cache_mode.clone(),
+        preset: preset.map(|p| p.name.to_owned()),
+        admission: url.cache_admission.clone(),
     }
+}
+
+/// Line sizes offered: the simulator's range, 4 KiB to 1 MiB.
+const LINE_SIZES: [u64; 9] = [
+    4 << 10,
+    8 << 10,
+    16 << 10,
+    32 << 10,
+    64 << 10,
+    128 << 10,
+    256 << 10,
+    512 << 10,
+    1 << 20,
+];
+
+/// `1st`, `2nd`, `3rd`, `4th`, `11th`, `22nd`.
+fn ordinal(n: u32) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// The admission rule in words, with a preset's extra sequential cutoff.
+fn admission_words(a: Admission, seq_cutoff_bytes: Option<u64>) -> String {
+    let rule = match a {
+        Admission::Always => "every miss".to_owned(),
+        Admission::NHit { n } => format!("on the {} access (nhit:{n})", ordinal(n)),
+        Admission::Smq => "hot regions only (smq)".to_owned(),
+        Admission::SeqCutoff { cutoff_bytes } => format!(
+            "every miss except in sequential streams of {} or more",
+            bytes(cutoff_bytes)
+        ),
+    };
+    match seq_cutoff_bytes {
+        Some(c) if !matches!(a, Admission::SeqCutoff { .. }) => {
+            format!(
+                "{rule}, except in sequential streams of {} or more",
+                bytes(c)
+            )
+        }
+        _ => rule,
+    }
+}
+
+/// The admission rule as `--admission` spells it, with a preset's extra sequential cutoff:
+/// `nhit:3 + seqcut 1.0 MiB`.
+fn admission_short(a: Admission, seq_cutoff_bytes: Option<u64>) -> String {
+    let rule = match a {
+        Admission::SeqCutoff { cutoff_bytes } => format!("seqcut {}", bytes(cutoff_bytes)),
+        other => other.label(),
+    };
+    match seq_cutoff_bytes {
+        Some(c) if !matches!(a, Admission::SeqCutoff { .. }) => {
+            format!("{rule} + seqcut {}", bytes(c))
+        }
+        _ => rule,
+    }
+}
+
+/// The product preset's description: what it models, where the numbers come from and what is
+/// assumed (static text from `analyzer_core::cache::Preset`, the same as docs/cache.md).
+fn preset_info(p: &Preset) -> Html {
+    html! {
+        <div class="preset-info hint" data-testid="cache-preset-info">
+            <p><strong>{ p.title }</strong>{ format!(": {} eviction, {} lines, {}, admits {}.",
+                p.policy.name(), bytes(p.line_bytes), p.mode.description(),
+                admission_words(p.admission, p.sequential_cutoff_bytes)) }</p>
+            <p>{ "Sources: " }</p>
+            <ul>{ for p.sources.iter().map(|s| html! { <li>{ *s }</li> }) }</ul>
+            <p>{ "Assumptions: " }{ p.assumptions }</p>
+        </div>
+    }
+}
+
+/// Emits the URL changed by `f` from a `<select>` or `<input>`'s new value.
+fn on_value(
+    on_url: &Callback<UrlState>,
+    url: &UrlState,
+    f: impl Fn(&UrlState, String) -> Option<UrlState> + 'static,
+) -> Callback<Event> {
+    let on_url = on_url.clone();
+    let url = url.clone();
+    Callback::from(move |e: Event| {
+        let Some(t) = e.target() else {
+            return;
+        };
+        let value = if let Some(s) = t.dyn_ref::<HtmlSelectElement>() {
+            s.value()
+        } else if let Some(i) = t.dyn_ref::<HtmlInputElement>() {
+            i.value()
+        } else {
+            return;
+        };
+        if let Some(u) = f(&url, value) {
+            on_url.emit(u);
+        }
+    })
 }
 
 /// Online policies offered for the cache tier (the ones needing the future are left out).
@@ -115,42 +226,109 @@ pub fn CacheView(props: &CacheProps) -> Html {
     let max = curve.max_size();
     let rec = report.recommendation.as_ref();
     let size = chosen_size(&props.results, &props.url);
-    let on_policy = {
-        let on_url = props.on_url.clone();
-        let url = props.url.clone();
-        Callback::from(move |e: Event| {
-            if let Some(s) = e
-                .target()
-                .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
-            {
-                on_url.emit(UrlState {
-                    cache_policy: s.value(),
-                    ..url.clone()
-                });
-            }
+    let on_policy = on_value(&props.on_url, &props.url, |u, v| {
+        Some(UrlState {
+            cache_policy: v,
+            ..u.clone()
         })
-    };
-    let on_mode = {
-        let on_url = props.on_url.clone();
-        let url = props.url.clone();
-        Callback::from(move |e: Event| {
-            if let Some(s) = e
-                .target()
-                .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
-            {
-                on_url.emit(UrlState {
-                    cache_mode: s.value(),
-                    ..url.clone()
-                });
-            }
+    });
+    let on_mode = on_value(&props.on_url, &props.url, |u, v| {
+        Some(UrlState {
+            cache_mode: v,
+            ..u.clone()
         })
-    };
+    });
+    let on_preset = on_value(&props.on_url, &props.url, |u, v| {
+        Some(u.with_cache_preset((!v.is_empty()).then_some(v.as_str())))
+    });
+    let on_line = on_value(&props.on_url, &props.url, |u, v| {
+        Some(UrlState {
+            cache_line_bytes: v.parse().ok(),
+            ..u.clone()
+        })
+    });
     let policies = policy_options().map(|p| {
         html! { <option value={p.name()} selected={p.name() == props.url.cache_policy}>{ p.name() }</option> }
     });
     let modes = WriteMode::ALL.into_iter().map(|m| {
         html! { <option value={m.name()} selected={m.name() == props.url.cache_mode}>{ m.name() }</option> }
     });
+    let preset = props
+        .url
+        .cache_preset
+        .as_deref()
+        .and_then(Preset::from_name);
+    let presets = Preset::ALL.into_iter().map(|p| {
+        html! { <option value={p.name} selected={Some(p) == preset}>{ format!("{} — {}", p.name, p.title) }</option> }
+    });
+    let admission = props
+        .url
+        .cache_admission
+        .as_deref()
+        .and_then(|a| Admission::parse(a).ok());
+    let admission_kind = match admission {
+        None if preset.is_some() => "",
+        None | Some(Admission::Always) => "always",
+        Some(Admission::NHit { .. }) => "nhit",
+        Some(Admission::Smq) => "smq",
+        Some(Admission::SeqCutoff { .. }) => "seqcut",
+    };
+    let nhit_n = match admission {
+        Some(Admission::NHit { n }) => n,
+        _ => 2,
+    };
+    let seqcut_bytes = match admission {
+        Some(Admission::SeqCutoff { cutoff_bytes }) => cutoff_bytes,
+        _ => 4 << 20,
+    };
+    let on_admission = on_value(&props.on_url, &props.url, move |u, v| {
+        let has_preset = u.cache_preset.is_some();
+        let spec = match v.as_str() {
+            "always" if has_preset => Some("always".to_owned()),
+            "nhit" => Some(format!("nhit:{nhit_n}")),
+            "smq" => Some("smq".to_owned()),
+            "seqcut" => Some(format!("seqcut:{seqcut_bytes}")),
+            _ => None,
+        };
+        Some(UrlState {
+            cache_admission: spec,
+            ..u.clone()
+        })
+    });
+    let on_nhit = on_value(&props.on_url, &props.url, |u, v| {
+        let n = v.trim().parse::<u32>().ok().filter(|&n| n >= 1)?;
+        Some(UrlState {
+            cache_admission: Some(format!("nhit:{n}")),
+            ..u.clone()
+        })
+    });
+    let seqcut_error = use_state(|| None::<String>);
+    let on_seqcut = {
+        let on_url = props.on_url.clone();
+        let url = props.url.clone();
+        let seqcut_error = seqcut_error.clone();
+        Callback::from(move |e: Event| {
+            let Some(i) = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+            else {
+                return;
+            };
+            match Admission::parse(&format!("seqcut:{}", i.value())) {
+                Ok(a) => {
+                    seqcut_error.set(None);
+                    on_url.emit(UrlState {
+                        cache_admission: Some(a.label()),
+                        ..url.clone()
+                    });
+                }
+                Err(_) => seqcut_error.set(Some(format!(
+                    "{:?} is not a size like 4MiB or 512KiB",
+                    i.value()
+                ))),
+            }
+        })
+    };
     let hit = curve.hit_ratio_at(size);
     let oninput = {
         let on_url = props.on_url.clone();
@@ -180,11 +358,24 @@ pub fn CacheView(props: &CacheProps) -> Html {
         }));
     }
     let wanted = chosen_cache(&props.results, &props.url);
+    let wanted_window = props.url.window_nanos();
     let sim_result = props
         .sim
         .result
         .as_ref()
-        .filter(|r| r.request.cache == wanted);
+        .filter(|r| r.request.cache == wanted && r.request.window_nanos == wanted_window);
+    let effective = wanted.sim_config();
+    let lines = LINE_SIZES.into_iter().map(|l| {
+        html! { <option value={l.to_string()} selected={l == wanted.line_bytes}>{ bytes(l) }</option> }
+    });
+    let scope = match props.url.window {
+        Some((a, b)) => format!(
+            "the window {} to {}",
+            duration((a * 1e9) as u64),
+            duration((b * 1e9) as u64)
+        ),
+        None => "the whole trace".to_owned(),
+    };
     let computing = props.sim.computing.is_some();
     let chart = MrcChart {
         curves,
@@ -197,26 +388,65 @@ pub fn CacheView(props: &CacheProps) -> Html {
                 <label for="cache-size">{ "Cache size" }</label>
                 <input id="cache-size" type="range" min="0" max={STEPS.to_string()}
                     value={step_from_size(size, max).to_string()} {oninput} data-testid="cache-size" />
-                <span class="answer" data-testid="cache-size-value">{ bytes(size) }</span>
+                <span class="answer" data-testid="cache-size-value" data-value={size.to_string()}>{ bytes(size) }</span>
                 <p class="answer-line" data-testid="cache-prediction" data-value={format!("{hit}")}>
                     { format!("An {} cache of {} ({}-byte lines) would serve {:.1}% of line accesses",
                         report.policy.to_uppercase(), bytes(size), report.line_bytes, hit * 100.0) }
                     if let Some(r) = rec { { format!(", of {:.1}% achievable with a cache as large as the footprint ({}).",
                         r.achievable_hit_ratio * 100.0, bytes(r.footprint_bytes)) } }
                 </p>
-                <p>
-                    <label>{ "Policy for the Array view's cache tier " }
+                <p class="cache-controls">
+                    <label>{ "Product " }
+                        <select data-testid="cache-preset" onchange={on_preset}>
+                            <option value="" selected={preset.is_none()}>{ "none (custom)" }</option>
+                            { for presets }
+                        </select></label>
+                    <label>{ " policy " }
                         <select data-testid="cache-policy" onchange={on_policy}>{ for policies }</select></label>
+                    <label>{ " line size " }
+                        <select data-testid="cache-line" onchange={on_line}>{ for lines }</select></label>
                     <label>{ " write mode " }
                         <select data-testid="cache-mode" onchange={on_mode}>{ for modes }</select></label>
+                    <label>{ " admission " }
+                        <select data-testid="cache-admission" onchange={on_admission}>
+                            if let Some(p) = preset {
+                                <option value="" selected={admission_kind.is_empty()}>
+                                    { format!("the preset's: {}", admission_short(p.admission, p.sequential_cutoff_bytes)) }</option>
+                            }
+                            <option value="always" selected={admission_kind == "always"}>{ "always" }</option>
+                            <option value="nhit" selected={admission_kind == "nhit"}>{ "nhit:N" }</option>
+                            <option value="smq" selected={admission_kind == "smq"}>{ "smq" }</option>
+                            <option value="seqcut" selected={admission_kind == "seqcut"}>{ "seqcut:SIZE" }</option>
+                        </select></label>
+                    if admission_kind == "nhit" {
+                        <label>{ " N " }<input type="number" min="1" max="255" size="3" data-testid="cache-nhit"
+                            value={nhit_n.to_string()} onchange={on_nhit} /></label>
+                    }
+                    if admission_kind == "seqcut" {
+                        <label>{ " cutoff " }<input type="text" size="8" data-testid="cache-seqcut"
+                            value={bytes(seqcut_bytes)} onchange={on_seqcut} /></label>
+                    }
                 </p>
+                if let Some(e) = (*seqcut_error).clone() { <p class="error" role="alert">{ e }</p> }
+                <p class="hint" data-testid="cache-effective">{
+                    match &effective {
+                        Ok(c) => format!("Simulated: {} of {} lines of {}, {} eviction, {}, admitting {}. The policy, line size, mode and admission are also the Array view's cache tier.",
+                            bytes(c.capacity_lines * c.line_bytes), count(c.capacity_lines), bytes(c.line_bytes),
+                            c.policy.name(), c.mode.description(), admission_words(c.admission, c.sequential_cutoff_bytes)),
+                        Err(e) => e.clone(),
+                    }
+                }</p>
+                if let Some(p) = preset { { preset_info(&p) } }
                 <p class="hint">
-                    { "Assumes a write-back, write-allocate cache; back-end I/O saved equals the hit ratio (destaging of dirty lines is not counted). " }
+                    { "The curve's answer above assumes a write-back, write-allocate LRU cache; back-end I/O saved equals the hit ratio (destaging of dirty lines is not counted). " }
                     if let Some(rate) = sampled { { format!("Curve estimated from a {:.2}% spatial sample (SHARDS).", rate * 100.0) } }
                 </p>
             </section>
-            <section class="chart-card" data-testid="cache-sim" data-computing={computing.to_string()}>
-                <h3>{ format!("Simulated on the whole trace: {} of {} with {} KiB lines, {}", wanted.policy, bytes(wanted.size_bytes), wanted.line_bytes >> 10, wanted.mode) }</h3>
+            <section class="chart-card" data-testid="cache-sim" data-computing={computing.to_string()}
+                data-window-nanos={sim_result.and_then(|r| r.request.window_nanos).map(|(a, b)| format!("{a}-{b}")).unwrap_or_default()}>
+                <h3>{ format!("Simulated on {scope}: {}{} of {} with {} KiB lines, {}",
+                    wanted.preset.as_deref().map(|p| format!("{p} preset, ")).unwrap_or_default(),
+                    wanted.policy, bytes(wanted.size_bytes), wanted.line_bytes >> 10, wanted.mode) }</h3>
                 if computing {
                     <p class="notice" data-testid="cache-computing"><span class="spinner"></span>{ " Simulating in the worker…" }</p>
                 }
@@ -224,8 +454,19 @@ pub fn CacheView(props: &CacheProps) -> Html {
                     <p class="error-panel" role="alert">{ e.clone() }</p>
                 }
                 if let Some(r) = sim_result { { sim_card(r) } }
-                <p class="hint">{ "Cold start; back-end writes include the final flush of dirty lines (write-back). Modes: ro read-only, wt write-through, wa write-around, wb write-back. The MiniSim curves are scaled-down simulations of each policy (docs/analysis.md)." }</p>
+                if let (Some(r), Some(ms)) = (sim_result, props.sim.elapsed_ms) {
+                    <p class="hint" data-testid="cache-sim-time" data-value={format!("{ms:.0}")}>{
+                        format!("Computed in the worker in {} ({}).", duration((ms * 1e6) as u64),
+                            if r.request.with_curves { "simulation and the policies' curves" } else { "simulation only" })
+                    }</p>
+                }
+                <p class="hint">{ "Cold start; back-end writes include the final flush of dirty lines (write-back). Modes: ro read-only, wt write-through, wa write-around, wb write-back. The MiniSim curves are scaled-down simulations of each policy with the chosen line size and mode, without admission rules (docs/analysis.md)." }</p>
             </section>
+            if let Some(r) = sim_result {
+                <ChartCard<HitsFillsChart> chart={HitsFillsChart::from_result(&r.sim)}
+                    as_table={props.url.shows_table("hits-fills")}
+                    on_toggle_table={props.on_toggle_table.clone()} />
+            }
             if let Some(r) = rec {
                 <div class="cards">
                     if let Some(p) = &r.recommended {
@@ -260,6 +501,31 @@ pub fn CacheView(props: &CacheProps) -> Html {
 mod tests {
     use super::*;
     use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn admission_reads_in_words() {
+        assert_eq!(
+            admission_words(Admission::NHit { n: 3 }, Some(1 << 20)),
+            "on the 3rd access (nhit:3), except in sequential streams of 1.0 MiB or more"
+        );
+        assert_eq!(
+            admission_words(
+                Admission::SeqCutoff {
+                    cutoff_bytes: 4 << 20
+                },
+                Some(1 << 20)
+            ),
+            "every miss except in sequential streams of 4.0 MiB or more"
+        );
+        assert_eq!(
+            admission_short(Admission::NHit { n: 3 }, Some(1 << 20)),
+            "nhit:3 + seqcut 1.0 MiB"
+        );
+        assert_eq!(admission_short(Admission::Smq, None), "smq");
+        assert_eq!(ordinal(2), "2nd");
+        assert_eq!(ordinal(11), "11th");
+        assert_eq!(ordinal(21), "21st");
+    }
 
     #[wasm_bindgen_test(unsupported = test)]
     fn slider_steps_round_trip() {

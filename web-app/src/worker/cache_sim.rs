@@ -1,8 +1,9 @@
 //! The Cache view's recomputation in the worker: the chosen cache (size, line, policy, write
-//! mode) simulated on the whole trace with `analyzer_core::cache::Simulator` (hit ratios,
-//! back-end reads and writes), and, on request, the hit-ratio curves of several policies
-//! overlaid, each from one MiniSim pass (`analyzer_core::mrc::minisim`) fed by the same read
-//! of the file. No browser API here: the worker feeds events, tests feed the sample.
+//! mode, product preset, admission) simulated on the whole trace or the brushed time window
+//! with `analyzer_core::cache::Simulator` (hit ratios, back-end reads and writes, hits and
+//! fills per time bin), and, on request, the hit-ratio curves of several policies overlaid,
+//! each from one MiniSim pass (`analyzer_core::mrc::minisim`) fed by the same read of the
+//! file. No browser API here: the worker feeds events, tests feed the sample.
 
 use analyzer_core::cache::{PolicyKind, SimResult, Simulator};
 use analyzer_core::mrc::minisim::{MiniSim, MiniSimConfig};
@@ -28,6 +29,10 @@ pub struct CacheSimRequest {
     /// Also compute the policies' curves (they do not depend on the size, so the size slider
     /// does not ask for them again).
     pub with_curves: bool,
+    /// Simulate only `[start, end)` nanoseconds after the first request (the Hot data view's
+    /// brush), as the worker's load of that window does; `None` for the whole trace.
+    #[serde(default)]
+    pub window_nanos: Option<(u64, u64)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -36,6 +41,17 @@ pub struct CacheSimResult {
     pub sim: SimResult,
     /// One MiniSim curve per policy, when asked for.
     pub curves: Vec<MrcReport>,
+}
+
+/// The footprint of a curve's analysis (in its own lines) in lines of `line_bytes`, for the
+/// policies' curves' sizes: the bytes touched at the analysis's line size, rounded up. For a
+/// coarser line this undercounts lines that are only partly touched, so the curves stop near
+/// (not exactly at) the footprint.
+pub fn footprint_lines_at(report: &MrcReport, line_bytes: u64) -> u64 {
+    report
+        .footprint_lines
+        .saturating_mul(report.line_bytes)
+        .div_ceil(line_bytes.max(1))
 }
 
 /// The simulations of one request, fed event by event.
@@ -91,6 +107,7 @@ impl CacheRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use analyzer_core::cache::SimConfig;
     use analyzer_core::compress::Decompressing;
     use analyzer_core::decode::DecodeOptions;
     use analyzer_core::{Decoder, TraceFormat};
@@ -132,6 +149,7 @@ mod tests {
             line_bytes: 64 << 10,
             policy: "lru".into(),
             mode: mode.into(),
+            ..CacheParams::default()
         }
     }
 
@@ -142,6 +160,7 @@ mod tests {
             cache: params(size, mode),
             footprint_lines: 1024,
             with_curves,
+            window_nanos: None,
         };
         let small = run(request(8 << 20, "wt", true), &events, &header);
         let big = run(request(512 << 20, "wt", false), &events, &header);
@@ -160,5 +179,122 @@ mod tests {
             wb.sim.whole.counts.backend.write_ops,
             big.sim.whole.counts.backend.write_ops
         );
+    }
+
+    /// The worker's path for a brushed window (the session cuts the window, as the load of
+    /// that window does) equals simulating the window's events picked by hand, and differs
+    /// from the whole trace. The time bins add up to the line counts the cards show.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_time_window_scopes_the_simulation() {
+        use crate::worker::session::Session;
+        let window = (5_000_000_000, 12_000_000_000);
+        let cache = CacheParams {
+            size_bytes: 16 << 20,
+            preset: Some("opencas-nhit".into()),
+            ..CacheParams::default()
+        };
+        let request = |window_nanos| CacheSimRequest {
+            cache: cache.clone(),
+            footprint_lines: 0,
+            with_curves: false,
+            window_nanos,
+        };
+        let mut worker_run = CacheRun::new(request(Some(window))).expect("valid");
+        let mut session = Session::new(None, DecodeOptions::default())
+            .events_only()
+            .with_window(Some(window));
+        session
+            .push_with(SAMPLE_ZST, &mut |e| worker_run.observe(e))
+            .map_err(|e| e.plain_words())
+            .expect("sample loads");
+        let done = session
+            .finish_with(&mut |e| worker_run.observe(e))
+            .map_err(|e| e.plain_words())
+            .expect("window has requests");
+        let scoped = worker_run.finish(&done.header);
+
+        let (all, header) = sample_events(usize::MAX);
+        let origin = all[0].time_nanos;
+        let picked: Vec<IoEvent> = all
+            .iter()
+            .filter(|e| (window.0..window.1).contains(&(e.time_nanos - origin)))
+            .copied()
+            .collect();
+        assert!(!picked.is_empty() && picked.len() < all.len());
+        let by_hand = run(request(Some(window)), &picked, &header);
+        assert_eq!(scoped.sim, by_hand.sim);
+        let whole = run(request(None), &all, &header);
+        assert_ne!(scoped.sim.whole.counts, whole.sim.whole.counts);
+
+        let w = &scoped.sim.whole.counts;
+        let lines: u64 = scoped.sim.bins.iter().map(|b| b.lines).sum();
+        let hits: u64 = scoped.sim.bins.iter().map(|b| b.line_hits).sum();
+        let fills: u64 = scoped.sim.bins.iter().map(|b| b.fills).sum();
+        assert_eq!(lines, w.read.lines + w.write.lines);
+        assert_eq!(hits, w.read.line_hits + w.write.line_hits);
+        assert_eq!(fills, w.fills);
+    }
+
+    /// `result.config` of `blocksight simulate pgbench.tracefs.txt.zst --preset bcache
+    /// --admission nhit:2 --cache-size 64MiB --json`, copied from its output.
+    const CLI_CONFIG_BCACHE: &str = r#"{"policy": "lru", "capacity_lines": 16384, "line_bytes": 4096, "mode": "write-through", "admission": {"kind": "n-hit", "n": 2}, "sequential_cutoff_bytes": 4194304, "warmup_nanos": 0, "time_bins": 100}"#;
+    /// The same for `--preset dm-cache --mode wt --line-size 16KiB --admission seqcut:8MiB
+    /// --cache-size 100MiB`.
+    const CLI_CONFIG_DMCACHE: &str = r#"{"policy": "slru", "capacity_lines": 6400, "line_bytes": 16384, "mode": "write-through", "admission": {"kind": "seq-cutoff", "cutoff_bytes": 8388608}, "sequential_cutoff_bytes": null, "warmup_nanos": 0, "time_bins": 100}"#;
+
+    /// `CacheParams` with a preset and an admission rule gives the configuration `blocksight
+    /// simulate` prints (`result.config` of its `--json`) for the same flags.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn preset_and_admission_match_the_cli_config() {
+        let cli = |json: &str| -> SimConfig { serde_json::from_str(json).expect("cli config") };
+        let bcache = CacheParams {
+            size_bytes: 64 << 20,
+            line_bytes: 4096,
+            policy: "lru".into(),
+            mode: "wt".into(),
+            preset: Some("bcache".into()),
+            admission: Some("nhit:2".into()),
+        };
+        assert_eq!(bcache.sim_config(), Ok(cli(CLI_CONFIG_BCACHE)));
+        let dm = CacheParams {
+            size_bytes: 100 << 20,
+            line_bytes: 16 << 10,
+            policy: "slru".into(),
+            mode: "wt".into(),
+            preset: Some("dm-cache".into()),
+            admission: Some("seqcut:8388608".into()),
+        };
+        assert_eq!(dm.sim_config(), Ok(cli(CLI_CONFIG_DMCACHE)));
+        // A preset alone keeps its admission rule and cutoff; junk is an error, not a default.
+        let plain = CacheParams {
+            admission: None,
+            ..bcache.clone()
+        }
+        .sim_config()
+        .expect("valid");
+        assert_eq!(plain.admission, analyzer_core::cache::Admission::Always);
+        assert_eq!(plain.sequential_cutoff_bytes, Some(4 << 20));
+        for bad in [
+            CacheParams {
+                preset: Some("nope".into()),
+                ..bcache.clone()
+            },
+            CacheParams {
+                admission: Some("nhit:0".into()),
+                ..bcache.clone()
+            },
+        ] {
+            assert!(bad.sim_config().is_err(), "{bad:?}");
+        }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn old_requests_without_the_new_fields_still_read() {
+        let old = r#"{"cache":{"size_bytes":1048576,"line_bytes":4096,"policy":"arc","mode":"wb"},
+            "footprint_lines":10,"with_curves":true}"#;
+        let r: CacheSimRequest = serde_json::from_str(old).expect("old form");
+        assert_eq!(r.cache.preset, None);
+        assert_eq!(r.cache.admission, None);
+        assert_eq!(r.window_nanos, None);
     }
 }

@@ -20,7 +20,7 @@ use analyzer_core::array::{
     ArrayConfig, CacheAccess, CacheDevices, CacheTier, ControllerModel, CurvePoint, DiskPreset,
     ReplayMode, RunResult, SimulatorTier, StandardLevel, TraceReplay,
 };
-use analyzer_core::cache::{PolicyKind, SimConfig, WriteMode};
+use analyzer_core::cache::{Admission, CacheChoice, PolicyKind, Preset, SimConfig, WriteMode};
 use analyzer_core::decode::DecodeOptions;
 use analyzer_core::IoEvent;
 use serde::{Deserialize, Serialize};
@@ -110,7 +110,7 @@ impl ArrayParams {
     }
 }
 
-/// The SSD cache tier in front of every layout.
+/// The SSD cache tier in front of every layout, and the Cache view's chosen cache.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CacheParams {
     pub size_bytes: u64,
@@ -119,18 +119,64 @@ pub struct CacheParams {
     pub policy: String,
     /// A [`WriteMode`] name: `ro`, `wt`, `wa`, `wb`.
     pub mode: String,
+    /// A product [`Preset`] name (`bcache`, ...); `None` for a custom cache. The preset brings
+    /// its admission rule and sequential cutoff; policy, line size and mode above are explicit
+    /// settings that override the preset's (the UI fills them with the preset's own values).
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// An explicit admission rule ([`Admission::parse`]: `always`, `nhit:N`, `smq`,
+    /// `seqcut:BYTES`) replacing the preset's; `None` keeps the preset's (or `always`).
+    #[serde(default)]
+    pub admission: Option<String>,
+}
+
+impl Default for CacheParams {
+    fn default() -> Self {
+        CacheParams {
+            size_bytes: 0,
+            line_bytes: 4096,
+            policy: "lru".into(),
+            mode: "wt".into(),
+            preset: None,
+            admission: None,
+        }
+    }
 }
 
 impl CacheParams {
-    /// The simulator's configuration (checked).
-    pub fn sim_config(&self) -> Result<SimConfig, String> {
+    /// The settings as the engine's [`CacheChoice`] (the rule `blocksight simulate --preset`
+    /// follows: preset first, explicit settings override).
+    pub fn choice(&self) -> Result<CacheChoice, String> {
+        let preset = match self.preset.as_deref() {
+            None | Some("") => None,
+            Some(name) => Some(
+                Preset::from_name(name).ok_or_else(|| format!("unknown cache preset {name:?}"))?,
+            ),
+        };
         let policy = PolicyKind::from_name(&self.policy)
             .filter(|p| !p.needs_future())
             .ok_or_else(|| format!("cache policy {:?} cannot run online", self.policy))?;
-        let line = self.line_bytes.max(512);
-        let mut cfg = SimConfig::new(policy, (self.size_bytes / line).max(1), line);
-        cfg.mode = WriteMode::from_name(&self.mode)
+        let mode = WriteMode::from_name(&self.mode)
             .ok_or_else(|| format!("unknown cache write mode {:?}", self.mode))?;
+        let admission = match self.admission.as_deref() {
+            None | Some("") => None,
+            Some(a) => Some(Admission::parse(a).map_err(|e| format!("cache admission {e}"))?),
+        };
+        Ok(CacheChoice {
+            preset,
+            policy: Some(policy),
+            line_bytes: Some(self.line_bytes.max(512)),
+            mode: Some(mode),
+            admission,
+        })
+    }
+
+    /// The simulator's configuration (checked): the one place the web app builds it, for the
+    /// Cache view's simulation and the Array view's cache tier.
+    pub fn sim_config(&self) -> Result<SimConfig, String> {
+        let choice = self.choice()?;
+        let line = choice.effective_line_bytes();
+        let cfg = choice.config((self.size_bytes / line).max(1));
         cfg.validate().map_err(|e| format!("cache: {e}"))?;
         Ok(cfg)
     }
@@ -569,6 +615,7 @@ mod tests {
                     line_bytes: 64 << 10,
                     policy: "lru".into(),
                     mode: "wb".into(),
+                    ..CacheParams::default()
                 }),
                 16,
             ),
@@ -616,6 +663,7 @@ mod tests {
                 line_bytes: 64 << 10,
                 policy: "opt".into(),
                 mode: "wt".into(),
+                ..CacheParams::default()
             }),
             1,
         ))

@@ -1,0 +1,46 @@
+// Benchmark (not a test): how long the Cache view's worker takes per product preset on a trace,
+// in headless Chromium. For each preset (and none) it opens the Cache view at a fixed size,
+// waits for the first answer (the simulation plus the policies' MiniSim curves), then moves the
+// size and waits again (the simulation alone). Times are the page's own (sent -> answered).
+//   node cache-bench.mjs [FILE] [SIZE_BYTES]     default: the bundled sample, 256 MiB
+import { spawn } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch } from './browser.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..', '..');
+const file = process.argv[2] ?? join(root, 'tests/data/sample/pgbench.tracefs.txt.zst');
+const size = Number(process.argv[3] ?? 256 << 20);
+const bin = process.env.BLOCKSIGHT_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'release', 'blocksight');
+const presets = ['', 'dm-cache', 'bcache', 'opencas', 'opencas-nhit', 'cachecade1', 'cachecade2'];
+
+const server = spawn(bin, ['serve', '--port', '0', file], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+const url = await new Promise((ok) => server.stdout.on('data', (d) => ok(String(d).trim().split('\n')[0])));
+const { context, close } = await launch();
+const answered = (page) => page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'false'
+  && document.querySelector('[data-testid=cache-sim-time]'), null, { timeout: 600_000, polling: 200 });
+const ms = (page) => page.locator('[data-testid=cache-sim-time]').getAttribute('data-value').then(Number);
+try {
+  for (const p of presets) {
+    const page = await context.newPage();
+    await page.goto(`${url}#view=cache&cache=${size}${p ? `&cpreset=${p}` : ''}`);
+    await answered(page);
+    const withCurves = await ms(page);
+    const hit = await page.locator('[data-testid=sim-hit]').getAttribute('data-value');
+    await page.locator('[data-testid=cache-size]').evaluate((el) => {
+      el.value = String(Number(el.value) + 40);
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'true'
+      || !document.querySelector('[data-testid=cache-sim-time]'), null, { timeout: 60_000 }).catch(() => {});
+    await answered(page);
+    const simOnly = await ms(page);
+    console.log(JSON.stringify({ preset: p || 'none', size_bytes: size, line_hit_ratio: Number(hit),
+      first_answer_with_curves_ms: withCurves, simulation_only_ms: simOnly }));
+    await page.close();
+  }
+} finally {
+  await close();
+  server.kill();
+}
