@@ -10,8 +10,9 @@ use yew::prelude::*;
 use crate::components::array::ArrayView;
 use crate::components::cache::{chosen_cache, CacheView};
 use crate::components::drop_zone::DropZone;
+use crate::components::export::ExportButton;
 use crate::components::hot_data::HotData;
-use crate::components::overview::Overview;
+use crate::components::overview::{speedup_request, Overview};
 use crate::components::progress::Progress;
 use crate::embedded;
 use crate::state::{Action, AppState, Phase};
@@ -20,11 +21,11 @@ use crate::url_state::{UrlState, VIEWS};
 use crate::worker::cache_sim::CacheSimRequest;
 use crate::worker::codec::JsCodec;
 use crate::worker::predict::PredictRequest;
-use crate::worker::protocol::{Request, Source};
+use crate::worker::protocol::{Request, Results, Source};
 use crate::worker::EngineWorker;
 
 /// Trunk's loader shim for the worker binary (see index.html).
-const WORKER_LOADER: &str = "./worker_loader.js";
+pub const WORKER_LOADER: &str = "./worker_loader.js";
 
 fn spawn_worker(dispatch: UseReducerDispatcher<AppState>) -> WorkerBridge<EngineWorker> {
     let mut spawner = EngineWorker::spawner();
@@ -80,6 +81,8 @@ pub fn App() -> Html {
     let state = use_reducer(|| {
         let hash = embedded::location()
             .and_then(|l| l.hash().ok())
+            .filter(|h| h.len() > 1)
+            .or_else(embedded::url_hash)
             .unwrap_or_default();
         AppState::new(UrlState::from_hash(&hash))
     });
@@ -192,19 +195,28 @@ pub fn App() -> Html {
             }
         });
     }
+    // The Array view's request; the Overview's speed-up card asks for its first layout with and
+    // without a cache of the recommended size (with default knobs, the same request).
+    let array_request = |full: &Results| PredictRequest {
+        configs: state.url.arrays.clone(),
+        cache: Some(chosen_cache(full, &state.url)),
+        outstanding: state.url.qd,
+    };
+    let speedup = state
+        .full
+        .as_ref()
+        .and_then(|full| speedup_request(full, array_request(full)));
     // The Array view: the layouts, depth or cache tier changed, so the worker re-reads the
-    // trace and predicts them (only while the view is shown; an unchanged request is not resent).
+    // trace and predicts them (only while that view or the Overview is shown; an unchanged
+    // request is not resent).
     {
         let bridge = bridge.clone();
         let last_source = last_source.clone();
         let state = state.clone();
         let last_sent: LastSent<PredictRequest> = use_mut_ref(|| None);
         let request = match (&state.full, state.url.view.as_str()) {
-            (Some(full), "array") => Some(PredictRequest {
-                configs: state.url.arrays.clone(),
-                cache: Some(chosen_cache(full, &state.url)),
-                outstanding: state.url.qd,
-            }),
+            (Some(full), "array") => Some(array_request(full)),
+            (Some(_), "overview") => speedup.clone(),
             _ => None,
         };
         let full_ptr = state.full.as_ref().map(|r| Rc::as_ptr(r) as usize);
@@ -333,6 +345,34 @@ pub fn App() -> Html {
             state.dispatch(Action::SetUrl(state.url.toggle_table(&id)))
         })
     };
+    // "Export report": the bundle, the whole trace's results, a trace copy built in the worker and
+    // the URL hash, downloaded as one HTML file (crate::export).
+    let export_status = use_state(|| crate::export::ExportStatus::Idle);
+    let on_export = {
+        let last_source = last_source.clone();
+        let state = state.clone();
+        let export_status = export_status.clone();
+        Callback::from(move |()| {
+            let Some(results) = state.full.clone() else {
+                return;
+            };
+            let input = crate::export::ExportInput {
+                results,
+                source: last_source.borrow().as_ref().map(|(s, _, _)| s.clone()),
+                url_hash: state.url.to_hash(),
+            };
+            let status = export_status.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                let stage =
+                    |s: &str| status.set(crate::export::ExportStatus::Working { stage: s.into() });
+                let done = crate::export::export(input, &stage).await;
+                status.set(match done {
+                    Ok(d) => crate::export::ExportStatus::Done(d),
+                    Err(why) => crate::export::ExportStatus::Failed(why),
+                });
+            });
+        })
+    };
     let on_drawn = {
         let first_chart_marked = first_chart_marked.clone();
         Callback::from(move |_| {
@@ -400,12 +440,14 @@ pub fn App() -> Html {
                 },
                 _ => html! {
                     <Overview results={results.clone()} tables={state.url.tables.clone()}
+                        speedup={speedup.clone()} predict={state.predict.clone()} has_trace={last_source.borrow().is_some()}
                         on_toggle_table={on_toggle_table.clone()} on_drawn={on_drawn.clone()} />
                 },
             };
             html! {
                 <>
                     <nav class="tabs">{ for tabs }
+                        <ExportButton status={(*export_status).clone()} on_export={on_export.clone()} />
                         if let Some(ms) = state.load_ms {
                             <span class="timing" data-testid="load-time">
                                 { format!("analysed in {}", duration((ms * 1e6) as u64)) }
