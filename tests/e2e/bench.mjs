@@ -1,6 +1,7 @@
 // Benchmark (not a test): time from choosing a trace to the first chart, in headless Chromium.
 //   node bench.mjs 100        generates a ~100 MB CSV trace (once) and measures it
 //   node bench.mjs FILE       measures FILE
+//   ... --export              then also times "Export report" (and prints the file's size)
 // Prints the drop -> results and drop -> first chart times and the peak JS heap of the page.
 import { spawn, execFileSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { launch } from './browser.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
 const arg = process.argv[2] ?? '100';
+const exporting = process.argv.includes('--export');
 const bin = process.env.BLOCKSIGHT_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'release', 'blocksight');
 
 /// A synthetic but realistic-shaped trace in Blocksight's CSV export format: 70% reads, a skewed
@@ -57,5 +59,17 @@ const events = await page.locator('[data-testid=card-events]').getAttribute('dat
 const loadText = await page.locator('[data-testid=load-time]').innerText().catch(() => '');
 console.log(JSON.stringify({ file, size_bytes: size, phase, events, drop_to_first_chart_ms: t && t['first-chart'] - t.drop, load: loadText }));
 if (phase === 'failed') console.log(await page.locator('[data-testid=error-text]').innerText());
+if (exporting && phase === 'ready') {
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: 3_600_000 }),
+    page.locator('[data-testid=export-report]').click(),
+  ]);
+  const out = join(root, 'target/e2e-work', download.suggestedFilename());
+  await download.saveAs(out);
+  const status = page.locator('[data-testid=export-status][data-bytes]');
+  await status.waitFor();
+  console.log(JSON.stringify({ export_ms: Number(await status.getAttribute('data-millis')),
+    report_bytes: statSync(out).size, status: await status.innerText() }));
+}
 await close();
 server.kill();

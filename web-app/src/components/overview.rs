@@ -152,9 +152,9 @@ fn cards(r: &Results) -> Vec<Card> {
             value: bytes(h.bytes),
             raw: h.bytes.to_string(),
             detail: format!(
-                "serves {:.0}% of the I/O: {:.1}% of the footprint{}",
-                HOT_SHARE * 100.0,
+                "{:.1}% of the footprint serves {:.0}% of the I/O{}",
                 h.footprint_fraction * 100.0,
+                HOT_SHARE * 100.0,
                 if hot.exact {
                     ""
                 } else {
@@ -263,20 +263,7 @@ fn speedup_card(props: &OverviewProps) -> Html {
     let computing = props.speedup.is_some()
         && props.has_trace
         && pair.is_none()
-        && props.predict.error.is_none();
-    let assumptions = props.speedup.as_ref().and_then(|req| {
-        let layout = req.configs.first()?;
-        let cache = req.cache.as_ref()?;
-        Some(format!(
-            "{} (the Array view's first layout), with and without a {} SSD cache (LRU, \
-             write-through, {} KiB lines, on {CACHE_DISKS} × {CACHE_DISK_PRESET} in RAID 1, \
-             starting cold); the whole trace replayed in closed loop at QD {}.",
-            layout.label(),
-            bytes(cache.size_bytes),
-            cache.line_bytes >> 10,
-            req.outstanding
-        ))
-    });
+        && (props.predict.computing.is_some() || props.predict.error.is_none());
     html! {
         <div class="card" data-testid="card-speedup" data-value={raw}
             data-iops-without={without.map(|v| v.to_string())}
@@ -287,11 +274,25 @@ fn speedup_card(props: &OverviewProps) -> Html {
                 { value }
             </div>
             <div class="detail">{ detail }</div>
-            if let Some(a) = assumptions {
-                <div class="detail assumptions" data-testid="speedup-assumptions">{ a }</div>
-            }
         </div>
     }
+}
+
+/// The speed-up card's assumptions, stated under the cards.
+fn speedup_assumptions(req: Option<&PredictRequest>) -> Option<String> {
+    let req = req?;
+    let layout = req.configs.first()?;
+    let cache = req.cache.as_ref()?;
+    Some(format!(
+        "Predicted speed-up: {} (the Array view's first layout), with and without a {} SSD \
+         cache (the recommended size; LRU, write-through, {} KiB lines, on {CACHE_DISKS} × \
+         {CACHE_DISK_PRESET} in RAID 1, starting cold); the whole trace replayed in closed loop \
+         at QD {}.",
+        layout.label(),
+        bytes(cache.size_bytes),
+        cache.line_bytes >> 10,
+        req.outstanding
+    ))
 }
 
 fn warnings(r: &Results) -> Vec<String> {
@@ -362,11 +363,105 @@ pub fn Overview(props: &OverviewProps) -> Html {
                 }) }
                 { speedup_card(props) }
             </div>
+            if let Some(a) = speedup_assumptions(props.speedup.as_ref()) {
+                <p class="hint" data-testid="speedup-assumptions">{ a }</p>
+            }
             <ChartCard<crate::charts::size_histogram::SizeHistogram>
                 chart={size_histogram(s)}
                 as_table={props.tables.iter().any(|t| t == "sizes")}
                 on_toggle_table={props.on_toggle_table.clone()}
                 on_drawn={props.on_drawn.clone()} />
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::cache::chosen_cache;
+    use crate::url_state::UrlState;
+    use crate::worker::predict::ArrayParams;
+    use crate::worker::session::Session;
+    use analyzer_core::decode::DecodeOptions;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    const SAMPLE_ZST: &[u8] = include_bytes!("../../../tests/data/sample/pgbench.tracefs.txt.zst");
+
+    fn sample_results() -> Results {
+        let mut s = Session::new(None, DecodeOptions::default());
+        s.push(SAMPLE_ZST)
+            .map_err(|e| e.plain_words())
+            .expect("sample loads");
+        let done = s
+            .finish()
+            .map_err(|e| e.plain_words())
+            .expect("sample finishes");
+        Results {
+            file_name: "pgbench.tracefs.txt.zst".into(),
+            file_bytes: SAMPLE_ZST.len() as u64,
+            format: done.format.name().into(),
+            format_description: done.format.description().into(),
+            compression: done.codec.name().into(),
+            host: done.header.host.clone(),
+            stat: done.stat,
+            analysis: done.analysis,
+            embedded_sample_rate: None,
+        }
+    }
+
+    fn array_request(r: &Results, url: &UrlState) -> PredictRequest {
+        PredictRequest {
+            configs: url.arrays.clone(),
+            cache: Some(chosen_cache(r, url)),
+            outstanding: url.qd,
+        }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn new_cards_and_the_speedup_request_follow_the_analysis() {
+        let r = sample_results();
+        let rec = r
+            .analysis
+            .cache_sizing
+            .recommendation
+            .as_ref()
+            .and_then(|x| x.recommended.clone())
+            .expect("the sample has a recommendation");
+        let hot90 = r.analysis.hot.all.hot_sizes[1].clone();
+        assert_eq!(hot90.io_fraction, HOT_SHARE);
+        let cards = cards(&r);
+        let raw = |key: &str| {
+            cards
+                .iter()
+                .find(|c| c.key == key)
+                .map(|c| c.raw.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(raw("hot-size"), hot90.bytes.to_string());
+        assert_eq!(raw("recommended-cache"), rec.size_bytes.to_string());
+
+        // With default knobs the card asks exactly what the Array view asks: one answer serves
+        // both.
+        let url = UrlState::default();
+        let array = array_request(&r, &url);
+        assert_eq!(speedup_request(&r, array.clone()), Some(array));
+
+        // Otherwise: the first layout only, the recommended size, LRU write-through, the depth
+        // chosen on the Array view.
+        let mut other = url.clone();
+        other.arrays.push(ArrayParams {
+            disks: 12,
+            ..ArrayParams::default()
+        });
+        other.cache_bytes = Some(1 << 20);
+        other.cache_policy = "arc".into();
+        other.qd = 4;
+        let req = speedup_request(&r, array_request(&r, &other)).expect("a request");
+        assert_eq!(req.configs, url.arrays);
+        assert_eq!(req.outstanding, 4);
+        let cache = req.cache.expect("a cache");
+        assert_eq!(cache.size_bytes, rec.size_bytes);
+        assert_eq!((cache.policy.as_str(), cache.mode.as_str()), ("lru", "wt"));
+        assert_eq!(cache.line_bytes, r.analysis.cache_sizing.line_bytes);
     }
 }
