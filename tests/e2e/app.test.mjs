@@ -413,6 +413,33 @@ test('"Export report" in the app downloads a report that opens offline, matches 
   await rp2.close();
 });
 
+test('"Export report" of a hostile trace keeps its strings as text and its file name plain', async () => {
+  const evil = '<img src=x onerror=window.__pwned=1>';
+  const lines = ['time_nanos,device,offset_bytes,len_bytes,op,latency_nanos,pid'];
+  for (let i = 0; i < 200; i++) lines.push(`${i * 1000000},${evil},${(i % 50) * 4096},4096,read,,`);
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl.replace(/\?.*$/, ''));
+  await drop(page, '<script>window.__pwned=2</script>.csv', Buffer.from(lines.join('\n') + '\n'));
+  await waitReady(page);
+  const out = join(WORK, 'hostile-exported.html');
+  const done = await exportReport(page, out);
+  assert.match(done.name, /^[A-Za-z0-9._-]+-blocksight\.html$/);
+  const html = readFileSync(out, 'utf8');
+  assert.ok(!html.includes('<img'), 'trace text appears verbatim in the exported report');
+  assert.ok(!html.includes('<script>window'), 'the file name appears verbatim in the exported report');
+  await page.close();
+  const { page: rp, problems: rprobs, external } = await openOffline(out);
+  await waitReady(rp);
+  assert.equal(await rp.locator('[data-testid=devices]').innerText(), evil);
+  assert.match(await rp.locator('[data-testid=file-name]').innerText(), /<script>/);
+  assert.equal(await rp.locator('main img').count(), 0);
+  assert.equal(await rp.evaluate(() => window.__pwned), undefined);
+  assert.deepEqual(external, []);
+  assert.deepEqual([...problems, ...rprobs], []);
+  await rp.close();
+});
+
 test('the overview states hot data, the recommended cache and the predicted speed-up as the CLI does', async () => {
   const analyze = JSON.parse(run(['analyze', '--json', '-q', SAMPLE]));
   const page = await browser.context.newPage();

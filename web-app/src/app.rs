@@ -356,6 +356,12 @@ pub fn App() -> Html {
             let Some(results) = state.full.clone() else {
                 return;
             };
+            if state.loading_job().is_some() && state.scoped_job != state.loading_job() {
+                export_status.set(crate::export::ExportStatus::Failed(
+                    "A trace is being read; export once it is done.".into(),
+                ));
+                return;
+            }
             let input = crate::export::ExportInput {
                 results,
                 source: last_source.borrow().as_ref().map(|(s, _, _)| s.clone()),

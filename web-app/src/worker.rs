@@ -221,10 +221,11 @@ async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events
     use analyzer_core::report::{sample_threshold, TraceCopy};
     let failed = |error: String| Response::ExportFailed { job, error };
     let threshold = sample_threshold(embed_events, total_events);
-    // Sampling keeps about `embed_events`; the limit leaves room for the sample's spread.
+    // Sampling keeps about `embed_events` (more when the I/O piles onto a few sampled blocks);
+    // the limit bounds the copy's memory whatever the trace.
     let limit = match threshold {
         None => embed_events,
-        Some(_) => embed_events.saturating_add(embed_events / 4 + 1_000),
+        Some(_) => embed_events.saturating_mul(4),
     };
     let mut copy = TraceCopy::new(limit, threshold);
     let mut reader = match source {
@@ -249,9 +250,14 @@ async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events
     match session.finish_with(&mut |e| copy.push(e)) {
         Ok(done) => {
             if !copy.complete() {
-                return failed(format!(
-                    "the trace has more events than its results say ({total_events}); the copy would exceed {limit} events"
-                ));
+                return failed(match threshold {
+                    None => format!(
+                        "the trace now has more than the {total_events} requests it had when it was analysed; load it again"
+                    ),
+                    Some(_) => format!(
+                        "the I/O is so concentrated on a few blocks that a block sample still holds more than {limit} requests; `blocksight report --embed-events N` writes a smaller copy"
+                    ),
+                });
             }
             let sample_rate = copy.sample_rate();
             let events = copy.events();
