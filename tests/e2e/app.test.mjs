@@ -411,6 +411,16 @@ test('"Export report" in the app downloads a report that opens offline, matches 
   assert.deepEqual(ext2, []);
   assert.deepEqual(p2, []);
   await rp2.close();
+
+  // A report without the app's JavaScript as data (as older ones were) cannot export itself,
+  // and the button says why in words.
+  const old = join(WORK, 'exported-without-glue.html');
+  writeFileSync(old, readFileSync(second, 'utf8').replace(/<script type="application\/octet-stream" id="bs-main-js">[^<]*<\/script>\n/, ''));
+  const { page: rp3 } = await openOffline(old);
+  await waitReady(rp3);
+  await rp3.locator('[data-testid=export-report]').click();
+  assert.match(await rp3.locator('[data-testid=export-error]').innerText(), /cannot export itself/);
+  await rp3.close();
 });
 
 test('"Export report" of a hostile trace keeps its strings as text and its file name plain', async () => {
