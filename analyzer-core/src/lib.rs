@@ -24,6 +24,7 @@ pub mod format;
 pub mod hash;
 pub mod mrc;
 pub mod native;
+pub mod report;
 pub mod stat;
 pub mod units;
 pub mod varint;

@@ -551,6 +551,181 @@ test('the exported report opens from file:// with no network, renders and its kn
   await page.close();
 });
 
+/// Opens `file` from file:// in a new page with every non-file request aborted; returns the page,
+/// its problems and the list of requests it tried to make elsewhere.
+async function openOffline(file) {
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  const external = [];
+  await page.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith('file://') || url.startsWith('blob:') || url.startsWith('data:')) return route.continue();
+    external.push(url);
+    return route.abort();
+  });
+  await page.goto('file://' + file);
+  return { page, problems, external };
+}
+
+/// Clicks "Export report" and saves the download as `out`; returns the status line's numbers.
+async function exportReport(page, out) {
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: 180_000 }),
+    page.locator('[data-testid=export-report]').click(),
+  ]);
+  await download.saveAs(out);
+  const status = page.locator('[data-testid=export-status][data-bytes]');
+  await status.waitFor({ timeout: 60_000 });
+  return {
+    name: download.suggestedFilename(),
+    bytes: Number(await status.getAttribute('data-bytes')),
+    millis: Number(await status.getAttribute('data-millis')),
+    text: await status.innerText(),
+  };
+}
+
+test('"Export report" in the app downloads a report that opens offline, matches the CLI and exports itself again', async () => {
+  const analyze = JSON.parse(run(['analyze', '--json', '-q', SAMPLE]));
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  // The export carries the view and knobs: the report opens at the Cache view, writes heat map.
+  await page.goto(baseUrl + '#view=cache&heat=writes');
+  await waitReady(page);
+  await page.locator('[data-testid=view-cache]').waitFor();
+  const first = join(WORK, 'exported.html');
+  const done = await exportReport(page, first);
+  console.log(`# export from the served app: ${done.bytes} bytes in ${done.millis} ms (${done.text})`);
+  assert.equal(done.name, 'pgbench.tracefs-blocksight.html');
+  assert.match(done.text, /whole trace/);
+  assert.equal(readFileSync(first).length, done.bytes);
+  assert.deepEqual(problems, []);
+  await page.close();
+
+  const { page: rp, problems: rprobs, external } = await openOffline(first);
+  await rp.locator('[data-testid=view-cache]').waitFor({ timeout: 60_000 });
+  await waitReady(rp);
+  assert.match(rp.url(), /view=cache/);
+  assert.match(rp.url(), /heat=writes/);
+  assert.match(await rp.title(), /pgbench/);
+  // A knob works: the cache size slider changes the prediction.
+  const prediction = rp.locator('[data-testid=cache-prediction]');
+  const before = await prediction.getAttribute('data-value');
+  await rp.locator('[data-testid=cache-size]').evaluate((el) => {
+    el.value = '900';
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await rp.waitForFunction((b) => document.querySelector('[data-testid=cache-prediction]').dataset.value !== b, before);
+  await rp.locator('[data-testid=tab-overview]').click();
+  await assertOverviewMatchesStat(rp);
+  assert.equal(await card(rp, 'events'), String(analyze.summary.events));
+  const hot90 = analyze.hot.all.hot_sizes.find((h) => Math.abs(h.io_fraction - 0.9) < 1e-9);
+  assert.equal(await card(rp, 'hot-size'), String(hot90.bytes));
+  const rec = analyze.cache_sizing.recommendation?.recommended;
+  if (rec) assert.equal(await card(rp, 'recommended-cache'), String(rec.size_bytes));
+
+  // The exported file exports itself again, from file://, with no network.
+  const second = join(WORK, 'exported-again.html');
+  const again = await exportReport(rp, second);
+  console.log(`# re-export from the report: ${again.bytes} bytes in ${again.millis} ms`);
+  assert.equal(again.name, done.name);
+  assert.deepEqual(external, [], 'the exported report made network requests');
+  assert.deepEqual(rprobs, []);
+  await rp.close();
+
+  const { page: rp2, problems: p2, external: ext2 } = await openOffline(second);
+  await waitReady(rp2);
+  await rp2.locator('[data-testid=tab-overview]').click();
+  await assertOverviewMatchesStat(rp2);
+  assert.deepEqual(ext2, []);
+  assert.deepEqual(p2, []);
+  await rp2.close();
+
+  // A report without the app's JavaScript as data (as older ones were) cannot export itself,
+  // and the button says why in words.
+  const old = join(WORK, 'exported-without-glue.html');
+  writeFileSync(old, readFileSync(second, 'utf8').replace(/<script type="application\/octet-stream" id="bs-main-js">[^<]*<\/script>\n/, ''));
+  const { page: rp3 } = await openOffline(old);
+  await waitReady(rp3);
+  await rp3.locator('[data-testid=export-report]').click();
+  assert.match(await rp3.locator('[data-testid=export-error]').innerText(), /cannot export itself/);
+  await rp3.close();
+});
+
+test('"Export report" of a hostile trace keeps its strings as text and its file name plain', async () => {
+  const evil = '<img src=x onerror=window.__pwned=1>';
+  const lines = ['time_nanos,device,offset_bytes,len_bytes,op,latency_nanos,pid'];
+  for (let i = 0; i < 200; i++) lines.push(`${i * 1000000},${evil},${(i % 50) * 4096},4096,read,,`);
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl.replace(/\?.*$/, ''));
+  await drop(page, '<script>window.__pwned=2</script>.csv', Buffer.from(lines.join('\n') + '\n'));
+  await waitReady(page);
+  const out = join(WORK, 'hostile-exported.html');
+  const done = await exportReport(page, out);
+  assert.match(done.name, /^[A-Za-z0-9._-]+-blocksight\.html$/);
+  const html = readFileSync(out, 'utf8');
+  assert.ok(!html.includes('<img'), 'trace text appears verbatim in the exported report');
+  assert.ok(!html.includes('<script>window'), 'the file name appears verbatim in the exported report');
+  await page.close();
+  const { page: rp, problems: rprobs, external } = await openOffline(out);
+  await waitReady(rp);
+  assert.equal(await rp.locator('[data-testid=devices]').innerText(), evil);
+  assert.match(await rp.locator('[data-testid=file-name]').innerText(), /<script>/);
+  assert.equal(await rp.locator('main img').count(), 0);
+  assert.equal(await rp.evaluate(() => window.__pwned), undefined);
+  assert.deepEqual(external, []);
+  assert.deepEqual([...problems, ...rprobs], []);
+  await rp.close();
+});
+
+test('the overview states hot data, the recommended cache and the predicted speed-up as the CLI does', async () => {
+  const analyze = JSON.parse(run(['analyze', '--json', '-q', SAMPLE]));
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl);
+  await waitReady(page);
+  const hot90 = analyze.hot.all.hot_sizes.find((h) => Math.abs(h.io_fraction - 0.9) < 1e-9);
+  assert.equal(await card(page, 'hot-size'), String(hot90.bytes));
+  const sizing = analyze.cache_sizing;
+  const rec = sizing.recommendation.recommended;
+  assert.equal(await card(page, 'recommended-cache'), String(rec.size_bytes));
+  // The Array view's first (default) layout, RAID 5 of 6 × sas-10k, 64 KiB chunks, md, QD 16,
+  // with and without an LRU write-through cache of the recommended size.
+  await page.waitForFunction(() => document.querySelector('[data-testid=card-speedup]')?.dataset.value, null, { timeout: 180_000 });
+  const cli = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid5', '--disks', '6',
+    '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16', '--cache-size', String(rec.size_bytes),
+    '--cache-line', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt']));
+  const speed = page.locator('[data-testid=card-speedup]');
+  assert.equal(Number(await speed.getAttribute('data-iops-without')), cli.without_cache.iops);
+  assert.equal(Number(await speed.getAttribute('data-iops-with')), cli.with_cache.iops);
+  assert.equal(Number(await speed.getAttribute('data-value')), cli.with_cache.iops / cli.without_cache.iops);
+  const assumptions = await page.locator('[data-testid=speedup-assumptions]').innerText();
+  assert.match(assumptions, /6 × sas-10k raid5/);
+  assert.match(assumptions, /QD 16/);
+  assert.match(assumptions, /LRU, write-through/);
+  await page.screenshot({ path: join(SHOTS, 'overview-cards.png'), fullPage: true });
+  // The Array view shows the same answer without asking again.
+  await page.locator('[data-testid=tab-array]').click();
+  await page.locator('[data-testid=iops-0]').waitFor({ timeout: 120_000 });
+  assert.equal(Number(await page.locator('[data-testid=iops-0]').getAttribute('data-value')), cli.without_cache.iops);
+  assert.deepEqual(problems, []);
+  await page.close();
+
+  // A report whose trace copy is a sample cannot replay the trace: the card says why.
+  const out = join(WORK, 'report-sampled.html');
+  execFileSync(BIN, ['report', '-q', SAMPLE, '--embed-events', '20000', '-o', out], { cwd: root });
+  const { page: rp, problems: rprobs, external } = await openOffline(out);
+  await waitReady(rp);
+  assert.equal(await card(rp, 'hot-size'), String(hot90.bytes));
+  assert.match(await rp.locator('[data-testid=card-speedup]').innerText(), /sample of the trace/);
+  // Its re-export keeps the same sampled copy.
+  const again = await exportReport(rp, join(WORK, 'report-sampled-again.html'));
+  assert.match(again.text, /spatial sample/);
+  assert.deepEqual(external, []);
+  assert.deepEqual(rprobs, []);
+  await rp.close();
+});
+
 test('a hostile trace shows its strings as text, never as markup', async () => {
   const evil = '<img src=x onerror=window.__pwned=1>';
   const lines = ['time_nanos,device,offset_bytes,len_bytes,op,latency_nanos,pid'];

@@ -1,6 +1,7 @@
 // Benchmark (not a test): time from choosing a trace to the first chart, in headless Chromium.
 //   node bench.mjs 100        generates a ~100 MB CSV trace (once) and measures it
 //   node bench.mjs FILE       measures FILE
+//   ... --export              then also times "Export report" (and prints the file's size)
 // Prints the drop -> first chart time (the live load-over-time chart drawn while reading, or the
 // first view's chart for a small trace) and the drop -> results time (the full analysis).
 import { spawn, execFileSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import { launch } from './browser.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
 const arg = process.argv[2] ?? '100';
+const exporting = process.argv.includes('--export');
 const bin = process.env.BLOCKSIGHT_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'release', 'blocksight');
 
 /// A synthetic but realistic-shaped trace in Blocksight's CSV export format: 70% reads, a skewed
@@ -58,5 +60,17 @@ const events = await page.locator('[data-testid=card-events]').getAttribute('dat
 const loadText = await page.locator('[data-testid=load-time]').innerText().catch(() => '');
 console.log(JSON.stringify({ file, size_bytes: size, phase, events, drop_to_first_chart_ms: t && t['first-chart'] - t.drop, drop_to_results_ms: t && t.results - t.drop, load: loadText }));
 if (phase === 'failed') console.log(await page.locator('[data-testid=error-text]').innerText());
+if (exporting && phase === 'ready') {
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: 3_600_000 }),
+    page.locator('[data-testid=export-report]').click(),
+  ]);
+  const out = join(root, 'target/e2e-work', download.suggestedFilename());
+  await download.saveAs(out);
+  const status = page.locator('[data-testid=export-status][data-bytes]');
+  await status.waitFor();
+  console.log(JSON.stringify({ export_ms: Number(await status.getAttribute('data-millis')),
+    report_bytes: statSync(out).size, status: await status.innerText() }));
+}
 await close();
 server.kill();

@@ -10,8 +10,9 @@ use yew::prelude::*;
 use crate::components::array::ArrayView;
 use crate::components::cache::{chosen_cache, CacheView};
 use crate::components::drop_zone::DropZone;
+use crate::components::export::ExportButton;
 use crate::components::hot_data::HotData;
-use crate::components::overview::Overview;
+use crate::components::overview::{speedup_request, Overview};
 use crate::components::progress::Progress;
 use crate::embedded;
 use crate::state::{Action, AppState, Phase};
@@ -20,11 +21,11 @@ use crate::url_state::{UrlState, VIEWS};
 use crate::worker::cache_sim::CacheSimRequest;
 use crate::worker::codec::JsCodec;
 use crate::worker::predict::PredictRequest;
-use crate::worker::protocol::{Request, Source};
+use crate::worker::protocol::{Request, Results, Source};
 use crate::worker::EngineWorker;
 
 /// Trunk's loader shim for the worker binary (see index.html).
-const WORKER_LOADER: &str = "./worker_loader.js";
+pub const WORKER_LOADER: &str = "./worker_loader.js";
 
 fn spawn_worker(dispatch: UseReducerDispatcher<AppState>) -> WorkerBridge<EngineWorker> {
     let mut spawner = EngineWorker::spawner();
@@ -80,6 +81,8 @@ pub fn App() -> Html {
     let state = use_reducer(|| {
         let hash = embedded::location()
             .and_then(|l| l.hash().ok())
+            .filter(|h| h.len() > 1)
+            .or_else(embedded::url_hash)
             .unwrap_or_default();
         AppState::new(UrlState::from_hash(&hash))
     });
@@ -192,10 +195,26 @@ pub fn App() -> Html {
             }
         });
     }
-    // The Array view: the layouts, depth, curve, time window or cache tier changed, so the worker
-    // re-reads the trace and predicts them (only while the view is shown; an unchanged request is
-    // not resent). With the curve on, the chosen depth's numbers come first and the curve in a
-    // second pass (`PredictRequest::staged`).
+    // The Array view's request: the layouts, depth, curve, time window and cache tier. The
+    // Overview's speed-up card asks for its first layout with and without a cache of the
+    // recommended size, without the curve (with default knobs, the Array view's first pass).
+    let array_request = |full: &Results| {
+        PredictRequest::new(
+            state.url.arrays.clone(),
+            Some(chosen_cache(full, &state.url)),
+            state.url.qd,
+        )
+        .with_curve(state.url.curve)
+        .with_window(PredictRequest::window_from_secs(state.url.window))
+    };
+    let speedup = state
+        .full
+        .as_ref()
+        .and_then(|full| speedup_request(full, array_request(full)));
+    // The worker re-reads the trace and predicts when the request changed (only while the Array
+    // view or the Overview is shown; an unchanged request is not resent). With the curve on, the
+    // chosen depth's numbers come first and the curve in a second pass
+    // (`PredictRequest::staged`).
     {
         let bridge = bridge.clone();
         let last_source = last_source.clone();
@@ -203,15 +222,9 @@ pub fn App() -> Html {
         let last_sent: LastSent<PredictRequest> = use_mut_ref(|| None);
         let request = match (&state.full, state.url.view.as_str()) {
             (Some(full), "array") => Some(
-                PredictRequest::new(
-                    state.url.arrays.clone(),
-                    Some(chosen_cache(full, &state.url)),
-                    state.url.qd,
-                )
-                .with_curve(state.url.curve)
-                .with_window(PredictRequest::window_from_secs(state.url.window))
-                .staged(state.predict.result.as_ref().map(|r| &r.request)),
+                array_request(full).staged(state.predict.result.as_ref().map(|r| &r.request)),
             ),
+            (Some(_), "overview") => speedup.clone(),
             _ => None,
         };
         let full_ptr = state.full.as_ref().map(|r| Rc::as_ptr(r) as usize);
@@ -347,6 +360,40 @@ pub fn App() -> Html {
             embedded::mark("results");
         }
     });
+    // "Export report": the bundle, the whole trace's results, a trace copy built in the worker and
+    // the URL hash, downloaded as one HTML file (crate::export).
+    let export_status = use_state(|| crate::export::ExportStatus::Idle);
+    let on_export = {
+        let last_source = last_source.clone();
+        let state = state.clone();
+        let export_status = export_status.clone();
+        Callback::from(move |()| {
+            let Some(results) = state.full.clone() else {
+                return;
+            };
+            if state.loading_job().is_some() && state.scoped_job != state.loading_job() {
+                export_status.set(crate::export::ExportStatus::Failed(
+                    "A trace is being read; export once it is done.".into(),
+                ));
+                return;
+            }
+            let input = crate::export::ExportInput {
+                results,
+                source: last_source.borrow().as_ref().map(|(s, _, _)| s.clone()),
+                url_hash: state.url.to_hash(),
+            };
+            let status = export_status.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                let stage =
+                    |s: &str| status.set(crate::export::ExportStatus::Working { stage: s.into() });
+                let done = crate::export::export(input, &stage).await;
+                status.set(match done {
+                    Ok(d) => crate::export::ExportStatus::Done(d),
+                    Err(why) => crate::export::ExportStatus::Failed(why),
+                });
+            });
+        })
+    };
     let on_drawn = {
         let first_chart_marked = first_chart_marked.clone();
         Callback::from(move |_| {
@@ -417,12 +464,14 @@ pub fn App() -> Html {
                 },
                 _ => html! {
                     <Overview results={results.clone()} tables={state.url.tables.clone()}
+                        speedup={speedup.clone()} predict={state.predict.clone()} has_trace={last_source.borrow().is_some()}
                         on_toggle_table={on_toggle_table.clone()} on_drawn={on_drawn.clone()} />
                 },
             };
             html! {
                 <>
                     <nav class="tabs">{ for tabs }
+                        <ExportButton status={(*export_status).clone()} on_export={on_export.clone()} />
                         if let Some(ms) = state.load_ms {
                             <span class="timing" data-testid="load-time">
                                 { format!("analysed in {}", duration((ms * 1e6) as u64)) }

@@ -5,6 +5,7 @@ pub mod array;
 pub mod cache;
 pub mod chart_card;
 pub mod drop_zone;
+pub mod export;
 pub mod hot_data;
 pub mod overview;
 pub mod progress;

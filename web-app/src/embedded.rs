@@ -7,12 +7,10 @@ use base64::Engine;
 
 use crate::worker::protocol::Results;
 
-/// Element ids, shared with the report writer (`collector/src/cmd/report.rs`).
-pub const RESULTS_ID: &str = "bs-results";
-pub const TRACE_ID: &str = "bs-trace";
-pub const TRACE_NAME_ID: &str = "bs-trace-name";
-/// The global the report's bootstrap sets to the worker's `blob:` URL.
-pub const WORKER_URL_GLOBAL: &str = "__blocksightWorkerUrl";
+/// Element ids, shared with the report writer (`analyzer_core::report`).
+pub use analyzer_core::report::{
+    RESULTS_ID, TRACE_ID, TRACE_NAME_ID, URL_HASH_ID, WORKER_URL_GLOBAL,
+};
 
 fn element_text(id: &str) -> Option<String> {
     let doc = web_sys::window()?.document()?;
@@ -21,7 +19,8 @@ fn element_text(id: &str) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-fn base64_bytes(id: &str) -> Option<Vec<u8>> {
+/// The bytes of a report's data element `id` (base64 inside the page).
+pub fn base64_bytes(id: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD
         .decode(element_text(id)?)
         .ok()
@@ -30,6 +29,17 @@ fn base64_bytes(id: &str) -> Option<Vec<u8>> {
 /// Precomputed results embedded in a report.
 pub fn results() -> Option<Results> {
     serde_json::from_slice(&base64_bytes(RESULTS_ID)?).ok()
+}
+
+/// The URL hash a report opens at when its location has none (the view and knobs of the app
+/// that exported it).
+pub fn url_hash() -> Option<String> {
+    String::from_utf8(base64_bytes(URL_HASH_ID)?).ok()
+}
+
+/// The embedded trace's name, if the page embeds one.
+pub fn trace_name() -> Option<String> {
+    String::from_utf8(base64_bytes(TRACE_NAME_ID)?).ok()
 }
 
 /// The embedded trace as a `Blob`, with its file name.

@@ -5,6 +5,8 @@
 //!
 //! Invariants:
 //! - Trace bytes and events never cross to the UI thread; the worker sends progress and results.
+//!   The one exception is "Export report" ([`export`]): the worker's compact trace copy comes
+//!   back as bytes and goes, base64-encoded, straight into the downloaded file.
 //! - Text from a trace (device, host, file names) is only ever rendered as Yew text nodes, never
 //!   as markup (`inner_html` is not used anywhere in this crate).
 //! - Chart logic is pure: [`charts`] turns results into series and draws them on any plotters
@@ -15,6 +17,7 @@ pub mod charts;
 pub mod components;
 pub mod embedded;
 pub mod error;
+pub mod export;
 pub mod state;
 pub mod units;
 pub mod url_state;

@@ -313,7 +313,9 @@ impl Reducible for AppState {
                     Response::Predicted { .. }
                     | Response::PredictFailed { .. }
                     | Response::CacheSimulated { .. }
-                    | Response::CacheSimFailed { .. } => {}
+                    | Response::CacheSimFailed { .. }
+                    | Response::Exported { .. }
+                    | Response::ExportFailed { .. } => {}
                 }
             }
             Action::Preloaded(results) => {

@@ -98,6 +98,18 @@ impl Worker for EngineWorker {
                     }
                 });
             }
+            Request::Export {
+                job,
+                source,
+                embed_events,
+                total_events,
+            } => {
+                let scope = scope.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    let out = export_copy(job, source, embed_events, total_events).await;
+                    scope.respond(id, out);
+                });
+            }
             Request::Cancel { job } => {
                 if self.current.get() == job {
                     self.current.set(0);
@@ -207,6 +219,68 @@ async fn simulate_cache(
             job,
             result: Box::new(run.finish(&done.header)),
         }),
+        Err(e) => failed(e.plain_words()),
+    }
+}
+
+/// Re-reads the trace (same bounded chunks) and builds the report's compact trace copy in one
+/// pass: the sample rate is fixed up front from the known number of events.
+async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events: u64) -> Response {
+    use analyzer_core::report::{sample_threshold, TraceCopy};
+    let failed = |error: String| Response::ExportFailed { job, error };
+    let threshold = sample_threshold(embed_events, total_events);
+    // Sampling keeps about `embed_events` (more when the I/O piles onto a few sampled blocks);
+    // the limit bounds the copy's memory whatever the trace.
+    let limit = match threshold {
+        None => embed_events,
+        Some(_) => embed_events.saturating_mul(4),
+    };
+    let mut copy = TraceCopy::new(limit, threshold);
+    let mut reader = match source {
+        Source::Blob { blob, .. } => ChunkReader::from_blob(blob),
+        Source::Url { url } => match ChunkReader::from_url(&url).await {
+            Ok(r) => r,
+            Err(e) => return failed(e),
+        },
+    };
+    let mut session = Session::new(None, DecodeOptions::default()).events_only();
+    loop {
+        match reader.next_chunk().await {
+            Ok(Some(chunk)) => {
+                if let Err(e) = session.push_with(chunk, &mut |e| copy.push(e)) {
+                    return failed(e.plain_words());
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return failed(e),
+        }
+    }
+    match session.finish_with(&mut |e| copy.push(e)) {
+        Ok(done) => {
+            if !copy.complete() {
+                return failed(match threshold {
+                    None => format!(
+                        "the trace now has more than the {total_events} requests it had when it was analysed; load it again"
+                    ),
+                    Some(_) => format!(
+                        "the I/O is so concentrated on a few blocks that a block sample still holds more than {limit} requests; `blocksight report --embed-events N` writes a smaller copy"
+                    ),
+                });
+            }
+            let sample_rate = copy.sample_rate();
+            let events = copy.events();
+            let bytes = copy.finish(&done.header);
+            let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes.as_slice()));
+            match web_sys::Blob::new_with_u8_array_sequence(&parts) {
+                Ok(trace) => Response::Exported {
+                    job,
+                    trace,
+                    sample_rate,
+                    events,
+                },
+                Err(_) => failed("the browser could not hold the trace copy".into()),
+            }
+        }
         Err(e) => failed(e.plain_words()),
     }
 }

@@ -8,39 +8,22 @@
 //! has no `<`, so nothing from a trace (device or host names, paths) can end the element or
 //! become markup.
 //!
-//! Content-Security-Policy (a `<meta>` in the page):
-//! - `default-src 'none'`: nothing is fetched, so `connect-src`, `img-src` from the network,
-//!   fonts, frames and forms are all refused; the report cannot phone home.
-//! - `script-src 'sha256-…' 'wasm-unsafe-eval'`: only the one bootstrap script whose hash this
-//!   command computed runs (an injected `<script>` would not), and wasm may be compiled.
-//! - `worker-src blob:`: the engine worker is built from the page's own bytes.
-//! - `style-src 'unsafe-inline'`: the stylesheet is inline and Yew sets `style` attributes (the
-//!   progress bar); trace text is never markup, so this opens no script path.
-//! - `img-src data:`: the empty favicon. `base-uri 'none'; form-action 'none'`.
+//! The page assembly, its Content-Security-Policy and the trace copy live in
+//! [`analyzer_core::report`], shared with the web app's "Export report" button (see its
+//! documentation for the policy); this command finds the bundle on disk, reads the trace and
+//! writes the file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use analyzer_core::analysis::{Analysis, AnalysisConfig};
 use analyzer_core::compress::Codec;
-use analyzer_core::hash::{block_key, mix64};
-use analyzer_core::native::{Compression, EncodeOptions, NativeEncoder};
+use analyzer_core::report::{self, Bundle, Page, TraceCopy};
 use analyzer_core::stat::Stat;
-use analyzer_core::{IoEvent, Sampling, TraceHeader};
 use anyhow::{bail, Context};
-use base64::Engine;
-use sha2::{Digest, Sha256};
 
 use crate::input::{self, InputArgs};
 use crate::output::{bytes, count};
-
-/// Element ids shared with the web app (`web-app/src/embedded.rs`).
-const RESULTS_ID: &str = "bs-results";
-const TRACE_ID: &str = "bs-trace";
-const TRACE_NAME_ID: &str = "bs-trace-name";
-
-/// Modulus of the spatial sampling hash for the embedded copy.
-const SAMPLE_MODULUS: u64 = 1 << 24;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -52,17 +35,17 @@ pub struct Args {
     /// Most events of the trace copy embedded in the report (as a compact .bst). Larger traces
     /// are spatially sampled down to about this many (SHARDS-style, by block address); 0 embeds
     /// no copy, only the results.
-    #[arg(long, value_name = "N", default_value_t = 2_000_000)]
+    #[arg(long, value_name = "N", default_value_t = report::DEFAULT_EMBED_EVENTS)]
     pub embed_events: u64,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let web = web_dir()?;
-    let bundle = Bundle::load(&web)?;
+    let bundle = load_bundle(&web)?;
 
     let mut stat = Stat::new();
     let mut analysis = Analysis::new(AnalysisConfig::default());
-    let mut copy = Copy::new(args.embed_events, None);
+    let mut copy = TraceCopy::new(args.embed_events, None);
     let read = input::read_events(&args.input, |e| {
         stat.observe(e);
         analysis.observe(e);
@@ -80,22 +63,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     } else {
         // Too many events: a second pass keeps the requests whose first block hashes below a
         // threshold, so every block is either fully in the copy or not at all.
-        let rate = args.embed_events as f64 / stat.events.max(1) as f64;
-        let threshold = ((rate * SAMPLE_MODULUS as f64) as u64).max(1);
-        let mut sampled = Copy::new(u64::MAX, Some(threshold));
+        let threshold = report::sample_threshold(args.embed_events, stat.events);
+        let mut sampled = TraceCopy::new(u64::MAX, threshold);
         let mut quiet = args.input.clone();
         quiet.quiet = true;
         input::read_events(&quiet, |e| sampled.push(e))?;
-        let mut header = read.header.clone();
-        if header.sampling.is_none() {
-            header.sampling = Some(Sampling {
-                block_bytes: 4096,
-                threshold,
-                modulus: SAMPLE_MODULUS,
-            });
-        }
-        sample_rate = Some(threshold as f64 / SAMPLE_MODULUS as f64);
-        Some(sampled.finish(&header))
+        sample_rate = sampled.sample_rate();
+        Some(sampled.finish(&read.header))
     };
 
     let file_name = display_name(&args.input.inputs);
@@ -132,7 +106,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         "embedded_sample_rate": sample_rate,
     });
     let results = serde_json::to_vec(&results)?;
-    let html = render(&bundle, &results, trace.as_deref(), &file_name);
+    let html = report::render(&Page {
+        bundle: &bundle,
+        results_json: &results,
+        trace: trace.as_deref(),
+        name: &file_name,
+        url_hash: None,
+    });
     let mut out = std::fs::File::create(&args.output)
         .with_context(|| format!("cannot create {}", args.output.display()))?;
     out.write_all(html.as_bytes())
@@ -167,73 +147,6 @@ fn display_name(inputs: &[PathBuf]) -> String {
     match inputs.len() {
         0 | 1 => first,
         n => format!("{first} (+{} more)", n - 1),
-    }
-}
-
-/// The compact trace copy: a native .bst built while reading, abandoned past `limit` events.
-struct Copy {
-    limit: u64,
-    /// Keep only requests whose first 4 KiB block hashes below this (of [`SAMPLE_MODULUS`]).
-    threshold: Option<u64>,
-    out: Vec<u8>,
-    encoder: Option<NativeEncoder>,
-    events: u64,
-    overflowed: bool,
-}
-
-impl Copy {
-    fn new(limit: u64, threshold: Option<u64>) -> Copy {
-        let mut out = Vec::new();
-        let options = EncodeOptions {
-            compression: Compression::Lz4,
-            ..EncodeOptions::default()
-        };
-        // The header is only complete at the end (text formats find devices as they go); the
-        // final one supersedes this one in `finish`.
-        let encoder =
-            (limit > 0).then(|| NativeEncoder::new(&TraceHeader::new("native"), options, &mut out));
-        Copy {
-            limit,
-            threshold,
-            out,
-            encoder,
-            events: 0,
-            overflowed: false,
-        }
-    }
-
-    fn push(&mut self, e: &IoEvent) {
-        if let Some(t) = self.threshold {
-            let first_block = e.offset_bytes / 4096;
-            if mix64(block_key(e.device, first_block)) % SAMPLE_MODULUS >= t {
-                return;
-            }
-        }
-        if self.overflowed {
-            return;
-        }
-        self.events += 1;
-        if self.events > self.limit {
-            self.overflowed = true;
-            self.encoder = None;
-            self.out = Vec::new();
-            return;
-        }
-        if let Some(enc) = self.encoder.as_mut() {
-            enc.push(e, &mut self.out);
-        }
-    }
-
-    fn complete(&self) -> bool {
-        !self.overflowed
-    }
-
-    fn finish(mut self, header: &TraceHeader) -> Vec<u8> {
-        if let Some(mut enc) = self.encoder.take() {
-            enc.update_header(header, &mut self.out);
-            enc.finish(&mut self.out);
-        }
-        self.out
     }
 }
 
@@ -294,131 +207,42 @@ fn is_bundle(dir: &Path) -> bool {
     .all(|f| dir.join(f).is_file())
 }
 
-/// The parts of the web bundle a report inlines.
-pub struct Bundle {
-    css: String,
-    main_js: String,
-    main_wasm: Vec<u8>,
-    worker_js: Vec<u8>,
-    worker_wasm: Vec<u8>,
-}
-
-impl Bundle {
-    pub fn load(dir: &Path) -> anyhow::Result<Bundle> {
-        let read = |name: &str| {
-            std::fs::read(dir.join(name))
-                .with_context(|| format!("cannot read {}", dir.join(name).display()))
-        };
-        let index = String::from_utf8_lossy(&read("index.html")?).into_owned();
-        // The stylesheet: Trunk copies it as style.css (or inlines it into index.html).
-        let css = match std::fs::read_to_string(dir.join("style.css")) {
-            Ok(css) => css,
-            Err(_) => index
-                .split_once("<style")
-                .and_then(|(_, rest)| rest.split_once('>'))
-                .and_then(|(_, rest)| rest.split_once("</style>"))
-                .map(|(css, _)| css.to_owned())
-                .unwrap_or_default(),
-        };
-        let main_js = String::from_utf8(read("web-app.js")?).context("web-app.js is not UTF-8")?;
-        if main_js.contains("from './snippets/") || main_js.contains("from \"./snippets/") {
-            bail!("web-app.js imports JS snippets, which a single-file report cannot inline");
-        }
-        Ok(Bundle {
-            css,
-            main_js,
-            main_wasm: read("web-app_bg.wasm")?,
-            worker_js: read("worker.js")?,
-            worker_wasm: read("worker_bg.wasm")?,
-        })
-    }
-}
-
-fn b64(data: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(data)
-}
-
-/// Escapes text for an HTML text node or attribute.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// The bootstrap: the UI's wasm-bindgen glue (an ES module) followed by code that builds the
-/// worker's `blob:` URL from the embedded worker glue and wasm, then starts the UI.
-fn bootstrap(main_js: &str) -> String {
-    format!(
-        "{main_js}\n;\n\
-         const bsBytes = (id) => {{ const s = atob(document.getElementById(id).textContent.trim()); \
-         const b = new Uint8Array(s.length); for (let i = 0; i < s.length; i++) b[i] = s.charCodeAt(i); return b; }};\n\
-         const bsWorker = new TextDecoder().decode(bsBytes('bs-worker-js')) + \
-         \"\\n;(function () {{ const s = atob(\" + JSON.stringify(document.getElementById('bs-worker-wasm').textContent.trim()) + \
-         \"); const b = new Uint8Array(s.length); for (let i = 0; i < s.length; i++) b[i] = s.charCodeAt(i); \
-         wasm_bindgen({{ module_or_path: b }}); }})();\\n\";\n\
-         window.__blocksightWorkerUrl = URL.createObjectURL(new Blob([bsWorker], {{ type: 'text/javascript' }}));\n\
-         await __wbg_init({{ module_or_path: bsBytes('bs-main-wasm') }});\n"
-    )
-}
-
-/// The whole page.
-pub fn render(bundle: &Bundle, results_json: &[u8], trace: Option<&[u8]>, name: &str) -> String {
-    let script = bootstrap(&bundle.main_js);
-    let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(script.as_bytes()));
-    let csp = format!(
-        "default-src 'none'; script-src 'sha256-{hash}' 'wasm-unsafe-eval'; worker-src blob:; \
-         style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-    );
-    let data = |id: &str, bytes: &[u8]| {
-        format!(
-            "<script type=\"application/octet-stream\" id=\"{id}\">{}</script>\n",
-            b64(bytes)
-        )
+/// Reads the parts of the built bundle in `dir` a report inlines.
+pub fn load_bundle(dir: &Path) -> anyhow::Result<Bundle> {
+    let read = |name: &str| {
+        std::fs::read(dir.join(name))
+            .with_context(|| format!("cannot read {}", dir.join(name).display()))
     };
-    let mut html = String::with_capacity(
-        (bundle.main_wasm.len() + bundle.worker_wasm.len() + trace.map_or(0, <[u8]>::len)) * 4 / 3
-            + (1 << 20),
-    );
-    html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    html.push_str(&format!(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
-    ));
-    html.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    html.push_str("<link rel=\"icon\" href=\"data:,\">\n");
-    html.push_str(&format!(
-        "<title>Blocksight report: {}</title>\n",
-        escape(name)
-    ));
-    html.push_str(&format!(
-        "<style>{}</style>\n",
-        bundle.css.replace("</", "<\\/")
-    ));
-    html.push_str(&data(RESULTS_ID, results_json));
-    if let Some(t) = trace {
-        html.push_str(&data(TRACE_ID, t));
-        html.push_str(&data(TRACE_NAME_ID, name.as_bytes()));
+    let index = String::from_utf8_lossy(&read("index.html")?).into_owned();
+    // The stylesheet: Trunk copies it as style.css (or inlines it into index.html).
+    let css = match std::fs::read_to_string(dir.join("style.css")) {
+        Ok(css) => css,
+        Err(_) => index
+            .split_once("<style")
+            .and_then(|(_, rest)| rest.split_once('>'))
+            .and_then(|(_, rest)| rest.split_once("</style>"))
+            .map(|(css, _)| css.to_owned())
+            .unwrap_or_default(),
+    };
+    let main_js = String::from_utf8(read("web-app.js")?).context("web-app.js is not UTF-8")?;
+    let bundle = Bundle {
+        css,
+        main_js,
+        main_wasm: read("web-app_bg.wasm")?,
+        worker_js: read("worker.js")?,
+        worker_wasm: read("worker_bg.wasm")?,
+    };
+    if let Err(e) = bundle.check() {
+        bail!("{e} ({})", dir.display());
     }
-    html.push_str(&data("bs-main-wasm", &bundle.main_wasm));
-    html.push_str(&data("bs-worker-js", &bundle.worker_js));
-    html.push_str(&data("bs-worker-wasm", &bundle.worker_wasm));
-    html.push_str("<script type=\"module\">");
-    html.push_str(&script);
-    html.push_str("</script>\n</head>\n<body></body>\n</html>\n");
-    html
+    Ok(bundle)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
 
     fn bundle() -> Bundle {
         Bundle {
@@ -434,7 +258,13 @@ mod tests {
     fn hostile_names_and_data_cannot_break_out() {
         let evil = "</script><img src=x onerror=alert(1)>";
         let results = format!("{{\"file_name\":\"{evil}\"}}");
-        let html = render(&bundle(), results.as_bytes(), Some(evil.as_bytes()), evil);
+        let html = report::render(&Page {
+            bundle: &bundle(),
+            results_json: results.as_bytes(),
+            trace: Some(evil.as_bytes()),
+            name: evil,
+            url_hash: None,
+        });
         assert!(
             !html.contains("<img"),
             "markup from the trace appeared verbatim"
@@ -454,26 +284,13 @@ mod tests {
     }
 
     #[test]
-    fn copy_samples_by_block_and_overflows_past_its_limit() {
-        let ev = |i: u64| IoEvent {
-            time_nanos: i,
-            device: 0,
-            offset_bytes: i * 4096,
-            len_bytes: 4096,
-            op: analyzer_core::Op::Read,
-            latency_nanos: None,
-            pid: None,
-        };
-        let mut c = Copy::new(10, None);
-        (0..10).for_each(|i| c.push(&ev(i)));
-        assert!(c.complete());
-        c.push(&ev(10));
-        assert!(!c.complete());
-        let mut s = Copy::new(u64::MAX, Some(SAMPLE_MODULUS / 4));
-        (0..40_000).for_each(|i| s.push(&ev(i % 20_000)));
-        // Each block is kept every time or never: kept events are even in number.
-        assert_eq!(s.events % 2, 0);
-        let share = s.events as f64 / 40_000.0;
-        assert!((share - 0.25).abs() < 0.03, "{share}");
+    fn display_name_counts_extra_inputs() {
+        let one = [PathBuf::from("/x/a.bst")];
+        assert_eq!(display_name(&one), "a.bst");
+        let two = [
+            PathBuf::from("/x/a.blktrace.0"),
+            PathBuf::from("/x/a.blktrace.1"),
+        ];
+        assert_eq!(display_name(&two), "a.blktrace.0 (+1 more)");
     }
 }

@@ -2,14 +2,55 @@
 //! engineer must see before trusting them, and the request-size histogram.
 //!
 //! Cards carry their raw value in `data-value` so the end-to-end tests compare them with
-//! `blocksight stat --json` exactly.
+//! `blocksight stat --json` / `analyze --json` / `predict --json` exactly.
+//!
+//! The last three cards answer the product's question at a glance: the hot data size (the
+//! hottest blocks serving [`HOT_SHARE`] of the I/O), the recommended cache size (the analysis'
+//! recommendation, as `blocksight analyze` prints it and the Cache view uses it), and the
+//! predicted speed-up of the Array view's first layout with an SSD cache of that size, which the
+//! worker computes by replaying the trace ([`speedup_request`]).
 
 use yew::prelude::*;
 
 use crate::charts::size_histogram::size_histogram;
 use crate::components::chart_card::ChartCard;
+use crate::state::PredictState;
 use crate::units::{bytes, count, duration, pct};
+use crate::worker::predict::{
+    CacheParams, PredictRequest, PredictResult, CACHE_DISKS, CACHE_DISK_PRESET,
+};
 use crate::worker::protocol::Results;
+
+/// The share of all I/O the hot data size card is stated at.
+pub const HOT_SHARE: f64 = 0.90;
+
+/// The speed-up card's prediction: the first layout of `base` (the Array view's request), with
+/// and without an LRU write-through cache of the recommended size and the curve's line size.
+/// `None` when the analysis has no recommendation.
+pub fn speedup_request(r: &Results, base: PredictRequest) -> Option<PredictRequest> {
+    let sizing = &r.analysis.cache_sizing;
+    let size_bytes = sizing
+        .recommendation
+        .as_ref()?
+        .recommended
+        .as_ref()?
+        .size_bytes;
+    let first = base.configs.first()?.clone();
+    Some(
+        PredictRequest {
+            configs: vec![first],
+            cache: Some(CacheParams {
+                size_bytes,
+                line_bytes: sizing.line_bytes,
+                policy: "lru".into(),
+                mode: "wt".into(),
+                ..CacheParams::default()
+            }),
+            ..base
+        }
+        .with_curve(false),
+    )
+}
 
 #[derive(Properties, PartialEq)]
 pub struct OverviewProps {
@@ -18,6 +59,15 @@ pub struct OverviewProps {
     pub on_toggle_table: Callback<String>,
     #[prop_or_default]
     pub on_drawn: Callback<()>,
+    /// The speed-up card's request (see [`speedup_request`]).
+    #[prop_or_default]
+    pub speedup: Option<PredictRequest>,
+    /// The worker's last prediction (shown when it answers `speedup`).
+    #[prop_or_default]
+    pub predict: PredictState,
+    /// Whether the whole trace can be re-read (false in a report with a sampled or no copy).
+    #[prop_or_default]
+    pub has_trace: bool,
 }
 
 struct Card {
@@ -31,7 +81,7 @@ struct Card {
 fn cards(r: &Results) -> Vec<Card> {
     let s = &r.stat;
     let data = s.reads + s.writes;
-    vec![
+    let mut out = vec![
         Card {
             key: "events",
             label: "Requests",
@@ -92,7 +142,161 @@ fn cards(r: &Results) -> Vec<Card> {
             raw: format!("{}", s.mean_request_bytes),
             detail: format!("{:.1}% sequential", s.sequential_fraction * 100.0),
         },
-    ]
+    ];
+    let hot = &r.analysis.hot;
+    if let Some(h) = hot
+        .all
+        .hot_sizes
+        .iter()
+        .find(|h| (h.io_fraction - HOT_SHARE).abs() < 1e-9)
+    {
+        out.push(Card {
+            key: "hot-size",
+            label: "Hot data",
+            value: bytes(h.bytes),
+            raw: h.bytes.to_string(),
+            detail: format!(
+                "{:.1}% of the footprint serves {:.0}% of the I/O{}",
+                h.footprint_fraction * 100.0,
+                HOT_SHARE * 100.0,
+                if hot.exact {
+                    ""
+                } else {
+                    " (estimated by sampling)"
+                }
+            ),
+        });
+    }
+    let sizing = &r.analysis.cache_sizing;
+    let rec = sizing.recommendation.as_ref();
+    match rec.and_then(|rec| rec.recommended.as_ref().map(|p| (rec, p))) {
+        Some((rec, p)) => {
+            let why = if rec
+                .knee
+                .as_ref()
+                .is_some_and(|k| k.size_bytes == p.size_bytes)
+            {
+                "the curve's knee".to_owned()
+            } else {
+                format!(
+                    "90% of the achievable {:.1}%",
+                    rec.achievable_hit_ratio * 100.0
+                )
+            };
+            out.push(Card {
+                key: "recommended-cache",
+                label: "Recommended cache",
+                value: bytes(p.size_bytes),
+                raw: p.size_bytes.to_string(),
+                detail: format!(
+                    "{:.1}% LRU hit ratio with {} KiB lines ({why})",
+                    p.hit_ratio * 100.0,
+                    sizing.line_bytes >> 10
+                ),
+            });
+        }
+        None => out.push(Card {
+            key: "recommended-cache",
+            label: "Recommended cache",
+            value: "–".into(),
+            raw: String::new(),
+            detail: "no recommendation: the hit-ratio curve has no usable shape".into(),
+        }),
+    }
+    out
+}
+
+/// The speed-up card: the prediction when the worker has answered this request, a spinner
+/// while it computes, or why there is none.
+fn speedup_card(props: &OverviewProps) -> Html {
+    let answer: Option<&PredictResult> = props
+        .predict
+        .result
+        .as_deref()
+        .filter(|r| Some(&r.request) == props.speedup.as_ref());
+    let first = answer.and_then(|r| r.configs.first());
+    let pair = first.and_then(|c| c.with_cache.as_ref().map(|w| (&c.without_cache, w)));
+    let (value, raw, detail, without, with) = match (&props.speedup, pair) {
+        (None, _) => (
+            "–".to_owned(),
+            String::new(),
+            "no prediction: there is no recommended cache size to put in front of the array"
+                .to_owned(),
+            None,
+            None,
+        ),
+        (Some(_), Some((without, with))) => (
+            format!("{:.2}×", with.iops / without.iops.max(1e-9)),
+            format!("{}", with.iops / without.iops.max(1e-9)),
+            format!(
+                "{:.0} → {:.0} IOPS; mean latency {} → {}",
+                without.iops,
+                with.iops,
+                duration(without.latency.mean_nanos.round() as u64),
+                duration(with.latency.mean_nanos.round() as u64)
+            ),
+            Some(without.iops),
+            Some(with.iops),
+        ),
+        (Some(_), None) if !props.has_trace => (
+            "–".to_owned(),
+            String::new(),
+            "not available: this report embeds only a sample of the trace (or none), and the \
+             prediction replays the whole trace"
+                .to_owned(),
+            None,
+            None,
+        ),
+        (Some(_), None) => match &props.predict.error {
+            Some(e) if props.predict.computing.is_none() => (
+                "–".to_owned(),
+                String::new(),
+                format!("the prediction failed: {e}"),
+                None,
+                None,
+            ),
+            _ => (
+                "…".to_owned(),
+                String::new(),
+                "replaying the trace in the worker".to_owned(),
+                None,
+                None,
+            ),
+        },
+    };
+    let computing = props.speedup.is_some()
+        && props.has_trace
+        && pair.is_none()
+        && (props.predict.computing.is_some() || props.predict.error.is_none());
+    html! {
+        <div class="card" data-testid="card-speedup" data-value={raw}
+            data-iops-without={without.map(|v| v.to_string())}
+            data-iops-with={with.map(|v| v.to_string())}>
+            <div class="label">{ "Predicted speed-up" }</div>
+            <div class="value">
+                if computing { <span class="spinner"></span>{ " " } }
+                { value }
+            </div>
+            <div class="detail">{ detail }</div>
+        </div>
+    }
+}
+
+/// The speed-up card's assumptions, stated under the cards.
+fn speedup_assumptions(req: Option<&PredictRequest>) -> Option<String> {
+    let req = req?;
+    let layout = req.configs.first()?;
+    let cache = req.cache.as_ref()?;
+    Some(format!(
+        "Predicted speed-up: {} (the Array view's first layout), with and without a {} SSD \
+         cache (the recommended size; LRU, write-through, {} KiB lines, on {CACHE_DISKS} × \
+         {CACHE_DISK_PRESET} in RAID 1, starting cold); the whole trace replayed in closed loop \
+         at QD {}.",
+        layout.label(),
+        bytes(cache.size_bytes),
+        cache.line_bytes >> 10,
+        req.outstanding
+    ))
 }
 
 fn warnings(r: &Results) -> Vec<String> {
@@ -161,12 +365,104 @@ pub fn Overview(props: &OverviewProps) -> Html {
                         <div class="detail">{ c.detail }</div>
                     </div>
                 }) }
+                { speedup_card(props) }
             </div>
+            if let Some(a) = speedup_assumptions(props.speedup.as_ref()) {
+                <p class="hint" data-testid="speedup-assumptions">{ a }</p>
+            }
             <ChartCard<crate::charts::size_histogram::SizeHistogram>
                 chart={size_histogram(s)}
                 as_table={props.tables.iter().any(|t| t == "sizes")}
                 on_toggle_table={props.on_toggle_table.clone()}
                 on_drawn={props.on_drawn.clone()} />
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::cache::chosen_cache;
+    use crate::url_state::UrlState;
+    use crate::worker::predict::ArrayParams;
+    use crate::worker::session::Session;
+    use analyzer_core::decode::DecodeOptions;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    const SAMPLE_ZST: &[u8] = include_bytes!("../../../tests/data/sample/pgbench.tracefs.txt.zst");
+
+    fn sample_results() -> Results {
+        let mut s = Session::new(None, DecodeOptions::default());
+        s.push(SAMPLE_ZST)
+            .map_err(|e| e.plain_words())
+            .expect("sample loads");
+        let done = s
+            .finish()
+            .map_err(|e| e.plain_words())
+            .expect("sample finishes");
+        Results {
+            file_name: "pgbench.tracefs.txt.zst".into(),
+            file_bytes: SAMPLE_ZST.len() as u64,
+            format: done.format.name().into(),
+            format_description: done.format.description().into(),
+            compression: done.codec.name().into(),
+            host: done.header.host.clone(),
+            stat: done.stat,
+            analysis: done.analysis,
+            embedded_sample_rate: None,
+        }
+    }
+
+    fn array_request(r: &Results, url: &UrlState) -> PredictRequest {
+        PredictRequest::new(url.arrays.clone(), Some(chosen_cache(r, url)), url.qd)
+            .with_curve(url.curve)
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn new_cards_and_the_speedup_request_follow_the_analysis() {
+        let r = sample_results();
+        let rec = r
+            .analysis
+            .cache_sizing
+            .recommendation
+            .as_ref()
+            .and_then(|x| x.recommended.clone())
+            .expect("the sample has a recommendation");
+        let hot90 = r.analysis.hot.all.hot_sizes[1].clone();
+        assert_eq!(hot90.io_fraction, HOT_SHARE);
+        let cards = cards(&r);
+        let raw = |key: &str| {
+            cards
+                .iter()
+                .find(|c| c.key == key)
+                .map(|c| c.raw.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(raw("hot-size"), hot90.bytes.to_string());
+        assert_eq!(raw("recommended-cache"), rec.size_bytes.to_string());
+
+        // With default knobs the card asks exactly what the Array view asks in its first pass
+        // (the chosen depth without the curve): one answer serves both.
+        let url = UrlState::default();
+        let array = array_request(&r, &url);
+        assert_eq!(speedup_request(&r, array.clone()), Some(array.staged(None)));
+
+        // Otherwise: the first layout only, the recommended size, LRU write-through, the depth
+        // chosen on the Array view.
+        let mut other = url.clone();
+        other.arrays.push(ArrayParams {
+            disks: 12,
+            ..ArrayParams::default()
+        });
+        other.cache_bytes = Some(1 << 20);
+        other.cache_policy = "arc".into();
+        other.qd = 4;
+        let req = speedup_request(&r, array_request(&r, &other)).expect("a request");
+        assert_eq!(req.configs, url.arrays);
+        assert_eq!(req.outstanding, 4);
+        let cache = req.cache.expect("a cache");
+        assert_eq!(cache.size_bytes, rec.size_bytes);
+        assert_eq!((cache.policy.as_str(), cache.mode.as_str()), ("lru", "wt"));
+        assert_eq!(cache.line_bytes, r.analysis.cache_sizing.line_bytes);
     }
 }

@@ -678,6 +678,7 @@ mod tests {
             line_bytes: 64 << 10,
             policy: "lru".into(),
             mode: mode.into(),
+            ..CacheParams::default()
         }
     }
 

@@ -37,6 +37,15 @@ pub enum Request {
         source: Source,
         request: CacheSimRequest,
     },
+    /// Re-read the trace and build the report's compact copy (`analyzer_core::report`).
+    Export {
+        job: JobId,
+        source: Source,
+        /// Most events in the copy; a longer trace is spatially sampled down to about this.
+        embed_events: u64,
+        /// Events in the trace (from its results), which fixes the sample rate up front.
+        total_events: u64,
+    },
 }
 
 /// Where the trace comes from.
@@ -100,6 +109,19 @@ pub enum Response {
         job: JobId,
         error: String,
     },
+    /// The trace copy of an `Export` job (a native `.bst`, as a `Blob`).
+    Exported {
+        job: JobId,
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        trace: web_sys::Blob,
+        /// The share of requests kept when the copy is a spatial sample.
+        sample_rate: Option<f64>,
+        events: u64,
+    },
+    ExportFailed {
+        job: JobId,
+        error: String,
+    },
 }
 
 impl Response {
@@ -113,7 +135,9 @@ impl Response {
             | Response::Predicted { job, .. }
             | Response::PredictFailed { job, .. }
             | Response::CacheSimulated { job, .. }
-            | Response::CacheSimFailed { job, .. } => *job,
+            | Response::CacheSimFailed { job, .. }
+            | Response::Exported { job, .. }
+            | Response::ExportFailed { job, .. } => *job,
         }
     }
 }
