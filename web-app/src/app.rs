@@ -221,9 +221,9 @@ pub fn App() -> Html {
         let state = state.clone();
         let last_sent: LastSent<PredictRequest> = use_mut_ref(|| None);
         let request = match (&state.full, state.url.view.as_str()) {
-            (Some(full), "array") => Some(
-                array_request(full).staged(state.predict.result.as_ref().map(|r| &r.request)),
-            ),
+            (Some(full), "array") => {
+                Some(array_request(full).staged(state.predict.result.as_ref().map(|r| &r.request)))
+            }
             (Some(_), "overview") => speedup.clone(),
             _ => None,
         };

@@ -138,6 +138,9 @@ impl AppState {
     }
 }
 
+// Actions live only while Yew dispatches them, one per user input or worker message: their
+// size does not matter, and boxing the URL state would only add noise at every call site.
+#[allow(clippy::large_enum_variant)]
 pub enum Action {
     /// A load was sent to the worker.
     Start {
