@@ -7,6 +7,11 @@
 
 use super::{ConfigError, PolicyKind};
 
+/// Lines whose bookkeeping a policy allocates up front; beyond this its tables grow as lines
+/// arrive. A large cache over a small footprint then costs memory for the lines it holds, not
+/// for its capacity (a 64 GiB cache of 4 KiB lines would otherwise allocate about 1 GB at once).
+pub(crate) const PREALLOC_LINES: u64 = 1 << 18;
+
 pub mod arc;
 pub mod belady;
 pub mod clock;

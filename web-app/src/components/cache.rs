@@ -454,6 +454,12 @@ pub fn CacheView(props: &CacheProps) -> Html {
                     <p class="error-panel" role="alert">{ e.clone() }</p>
                 }
                 if let Some(r) = sim_result { { sim_card(r) } }
+                if let Some(rate) = sim_result.and_then(|r| r.sampled_rate) {
+                    <p class="notice" data-testid="cache-sampled" data-value={rate.to_string()}>{
+                        format!("Estimated: this cache would hold more lines than the tab simulates exactly ({} lines), so a {:.2}% spatial sample of the lines ran in a cache scaled down to match, and the counts are scaled back (MiniSim; about ±0.01 on the hit ratio). `blocksight simulate` computes it exactly.",
+                            crate::units::count(crate::worker::cache_sim::MAX_EXACT_LINES), rate * 100.0)
+                    }</p>
+                }
                 if let (Some(r), Some(ms)) = (sim_result, props.sim.elapsed_ms) {
                     <p class="hint" data-testid="cache-sim-time" data-value={format!("{ms:.0}")}>{
                         format!("Computed in the worker in {} ({}).", duration((ms * 1e6) as u64),

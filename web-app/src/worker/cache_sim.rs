@@ -5,7 +5,7 @@
 //! each from one MiniSim pass (`analyzer_core::mrc::minisim`) fed by the same read of the
 //! file. No browser API here: the worker feeds events, tests feed the sample.
 
-use analyzer_core::cache::{PolicyKind, SimResult, Simulator};
+use analyzer_core::cache::{PolicyKind, SampledSimulator, SimResult};
 use analyzer_core::mrc::minisim::{MiniSim, MiniSimConfig};
 use analyzer_core::mrc::{linear_sizes, MrcReport};
 use analyzer_core::{IoEvent, TraceHeader};
@@ -19,6 +19,12 @@ pub const CURVE_POLICIES: [&str; 4] = ["fifo", "arc", "s3fifo", "lirs"];
 
 /// Cache sizes per curve, evenly spaced up to the footprint.
 pub const CURVE_SIZES: u32 = 16;
+
+/// Most lines the chosen cache may hold exactly (about 45 bytes each for LRU, twice that for
+/// policies with ghost lists: a few hundred MB of the tab's memory). A cache that would hold more
+/// (its size and the trace's footprint both larger) is simulated on a spatial sample
+/// ([`SampledSimulator`]) and the view says so.
+pub const MAX_EXACT_LINES: u64 = 4 << 20;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CacheSimRequest {
@@ -41,6 +47,10 @@ pub struct CacheSimResult {
     pub sim: SimResult,
     /// One MiniSim curve per policy, when asked for.
     pub curves: Vec<MrcReport>,
+    /// The spatial sampling rate of `sim` when the cache was too large to simulate exactly
+    /// (its counts are then estimates scaled to the whole trace); `None` when exact.
+    #[serde(default)]
+    pub sampled_rate: Option<f64>,
 }
 
 /// The footprint of a curve's analysis (in its own lines) in lines of `line_bytes`, for the
@@ -57,14 +67,21 @@ pub fn footprint_lines_at(report: &MrcReport, line_bytes: u64) -> u64 {
 /// The simulations of one request, fed event by event.
 pub struct CacheRun {
     request: CacheSimRequest,
-    sim: Simulator,
+    sim: SampledSimulator,
     curves: Vec<MiniSim>,
 }
 
 impl CacheRun {
     pub fn new(request: CacheSimRequest) -> Result<CacheRun, String> {
         let config = request.cache.sim_config()?;
-        let sim = Simulator::new(&config).map_err(|e| format!("cache: {e}"))?;
+        // Resident lines never exceed the footprint: a trace whose footprint fits is simulated
+        // exactly whatever the cache size; otherwise a cache over the limit is sampled.
+        let limit = if (1..=MAX_EXACT_LINES).contains(&request.footprint_lines) {
+            u64::MAX
+        } else {
+            MAX_EXACT_LINES
+        };
+        let sim = SampledSimulator::new(&config, limit).map_err(|e| format!("cache: {e}"))?;
         let mut curves = Vec::new();
         if request.with_curves && request.footprint_lines > 0 {
             let sizes = linear_sizes(request.footprint_lines, CURVE_SIZES);
@@ -96,7 +113,9 @@ impl CacheRun {
     }
 
     pub fn finish(self, header: &TraceHeader) -> CacheSimResult {
+        let rate = self.sim.rate();
         CacheSimResult {
+            sampled_rate: (rate < 1.0).then_some(rate),
             request: self.request,
             sim: self.sim.finish(),
             curves: self.curves.into_iter().map(|c| c.finish(header)).collect(),
@@ -151,6 +170,35 @@ mod tests {
             mode: mode.into(),
             ..CacheParams::default()
         }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_cache_too_large_for_the_tab_is_sampled_and_says_so() {
+        let (events, header) = sample_events(6_000);
+        let request = |footprint_lines| CacheSimRequest {
+            cache: CacheParams {
+                line_bytes: 4096,
+                ..params(64 << 30, "wt")
+            },
+            footprint_lines,
+            with_curves: false,
+            window_nanos: None,
+        };
+        // The footprint fits: exact, whatever the cache's size.
+        let exact = run(request(150_000), &events, &header);
+        assert_eq!(exact.sampled_rate, None);
+        // A footprint (and cache) beyond the limit: a quarter of the lines in a scaled cache.
+        let sampled = run(request(20_000_000), &events, &header);
+        let rate = sampled.sampled_rate.expect("sampled");
+        assert!((rate - 0.25).abs() < 0.001, "{rate}");
+        assert_eq!(
+            sampled.sim.config, exact.sim.config,
+            "reported as the full cache"
+        );
+        let lines =
+            |r: &CacheSimResult| r.sim.whole.counts.read.lines + r.sim.whole.counts.write.lines;
+        let share = lines(&sampled) as f64 / lines(&exact) as f64;
+        assert!((share - 1.0).abs() < 0.15, "scaled line count {share}");
     }
 
     #[wasm_bindgen_test(unsupported = test)]

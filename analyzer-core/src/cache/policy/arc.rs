@@ -32,7 +32,7 @@ pub struct Arc {
 
 impl Arc {
     pub fn new(capacity: u64) -> Arc {
-        let n = capacity.min(1 << 24) as usize;
+        let n = capacity.min(super::PREALLOC_LINES) as usize;
         Arc {
             capacity,
             p: 0.0,

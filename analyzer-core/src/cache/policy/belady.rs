@@ -29,7 +29,7 @@ pub struct Belady {
 
 impl Belady {
     pub fn new(capacity: u64, next_use: Vec<u64>) -> Belady {
-        let n = capacity.min(1 << 24) as usize;
+        let n = capacity.min(super::PREALLOC_LINES) as usize;
         Belady {
             capacity,
             next_use,

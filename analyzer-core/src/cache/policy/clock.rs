@@ -23,7 +23,7 @@ pub struct Clock {
 impl Clock {
     /// A CLOCK with a `bits`-bit reference counter (1 is the classic CLOCK).
     pub fn new(capacity: u64, bits: u32) -> Clock {
-        let n = capacity.min(1 << 24) as usize;
+        let n = capacity.min(super::PREALLOC_LINES) as usize;
         Clock {
             capacity,
             max_freq: (1u32 << bits.clamp(1, 8)) - 1,

@@ -21,7 +21,7 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(capacity: u64) -> Fifo {
-        let n = capacity.min(1 << 24) as usize;
+        let n = capacity.min(super::PREALLOC_LINES) as usize;
         Fifo {
             capacity,
             map: IntMap::with_capacity_and_hasher(n, Default::default()),

@@ -35,7 +35,7 @@ pub struct Lfu {
 
 impl Lfu {
     pub fn new(capacity: u64) -> Lfu {
-        let n = capacity.min(1 << 24) as usize;
+        let n = capacity.min(super::PREALLOC_LINES) as usize;
         Lfu {
             capacity,
             len: 0,

@@ -50,7 +50,7 @@ pub struct Lirs {
 
 impl Lirs {
     pub fn new(capacity: u64) -> Lirs {
-        let n = capacity.min(1 << 24) as usize;
+        let n = capacity.min(super::PREALLOC_LINES) as usize;
         let hir_max = ((capacity as f64 * 0.01) as u64).max(1);
         Lirs {
             capacity,

@@ -36,7 +36,7 @@ pub struct S3Fifo {
 
 impl S3Fifo {
     pub fn new(capacity: u64) -> S3Fifo {
-        let n = capacity.min(1 << 24) as usize;
+        let n = capacity.min(super::PREALLOC_LINES) as usize;
         let small_max = ((capacity as f64 * 0.1) as u64).max(1);
         S3Fifo {
             capacity,

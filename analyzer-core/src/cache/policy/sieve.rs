@@ -23,7 +23,7 @@ pub struct Sieve {
 
 impl Sieve {
     pub fn new(capacity: u64) -> Sieve {
-        let n = capacity.min(1 << 24) as usize;
+        let n = capacity.min(super::PREALLOC_LINES) as usize;
         Sieve {
             capacity,
             map: IntMap::with_capacity_and_hasher(n, Default::default()),

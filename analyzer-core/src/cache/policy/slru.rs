@@ -29,7 +29,7 @@ pub struct Slru {
 
 impl Slru {
     pub fn new(capacity: u64) -> Slru {
-        let n = capacity.min(1 << 24) as usize;
+        let n = capacity.min(super::PREALLOC_LINES) as usize;
         let per = (capacity / SEGMENTS as u64).max(1);
         Slru {
             capacity,

@@ -33,7 +33,7 @@ pub struct TwoQ {
 
 impl TwoQ {
     pub fn new(capacity: u64) -> TwoQ {
-        let n = capacity.min(1 << 24) as usize;
+        let n = capacity.min(super::PREALLOC_LINES) as usize;
         let ain_max = ((capacity as f64 * 0.25) as u64).max(1);
         let aout_max = (capacity as f64 * 0.5) as u64;
         TwoQ {
