@@ -140,8 +140,9 @@ test('dropping the real sample trace shows the same numbers as blocksight stat a
   const scoped = Number(await card(page, 'events'));
   assert.ok(scoped > 0 && scoped < stat.events, `scoped events ${scoped} of ${stat.events}`);
   await page.screenshot({ path: join(SHOTS, 'time-window.png'), fullPage: true });
-  // The link reproduces the window: a new tab reads the whole trace, then scopes it.
-  const windowLink = page.url();
+  // The link reproduces the window: a new tab given the same trace (served, as by
+  // `blocksight serve`) and this hash reads the whole trace, then scopes it.
+  const windowLink = baseUrl.replace(/#.*$/, '') + new URL(page.url()).hash;
   await page.getByRole('button', { name: 'Show the whole trace' }).click();
   await page.waitForFunction((n) => document.querySelector('[data-testid=card-events]')?.dataset.value === n, String(stat.events));
   assert.deepEqual(problems, []);

@@ -73,7 +73,10 @@ pub fn HotData(props: &HotDataProps) -> Html {
         let url = url.clone();
         Callback::from(move |sel: Option<(f64, f64)>| {
             let mut u = url.clone();
-            u.window = sel.map(|(a, b)| (a * span, b * span));
+            // Milliseconds, as the URL hash writes them: the window analysed is the one a
+            // copied link reproduces.
+            let ms = |x: f64| (x * span * 1000.0).round() / 1000.0;
+            u.window = sel.map(|(a, b)| (ms(a), ms(b)));
             on_url.emit(u);
         })
     };
