@@ -154,6 +154,9 @@ async fn predict(
                 if let Err(e) = session.push_with(chunk, &mut |e| replays.observe(e)) {
                     return failed(e.plain_words());
                 }
+                if let Err(e) = plan.check_memory() {
+                    return failed(e);
+                }
             }
             Ok(None) => break,
             Err(e) => return failed(e),

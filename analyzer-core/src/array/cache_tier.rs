@@ -194,6 +194,11 @@ impl SimulatorTier {
         })
     }
 
+    /// Lines the cache holds now (its memory grows with them).
+    pub fn occupancy_lines(&self) -> u64 {
+        self.sim.occupancy_lines()
+    }
+
     /// How many times more warm-up requests than an allocate-on-miss cache this admission rule
     /// needs (an n-hit rule promotes a line on its n-th miss).
     pub fn warmup_factor(config: &SimConfig) -> u64 {

@@ -296,7 +296,16 @@ pub struct Plan {
     request: PredictRequest,
     arrays: Vec<(ArrayConfig, ArrayConfig)>,
     cache: Option<(SimConfig, String)>,
+    /// The shared cache simulator, once [`Plan::tiers`] made it (for [`Plan::check_memory`]).
+    memo: RefCell<Option<Rc<RefCell<Memo>>>>,
+    /// [`MAX_TIER_LINES`], lowered by tests.
+    tier_limit_lines: u64,
 }
+
+/// Most lines the cache tier may hold in a browser tab (about 45 bytes each for LRU, more with
+/// ghost lists). The replay needs every request's real hit or miss, so it cannot sample as the
+/// Cache view does; past this the prediction stops and says what to do instead.
+pub const MAX_TIER_LINES: u64 = 8 << 20;
 
 impl Plan {
     pub fn new(request: PredictRequest) -> Result<Plan, String> {
@@ -331,6 +340,8 @@ impl Plan {
             request,
             arrays,
             cache,
+            memo: RefCell::new(None),
+            tier_limit_lines: MAX_TIER_LINES,
         })
     }
 
@@ -339,6 +350,26 @@ impl Plan {
         Session::new(None, DecodeOptions::default())
             .events_only()
             .with_window(self.request.window_nanos)
+    }
+
+    /// An error in plain words when the cache tier holds more lines than a tab may
+    /// ([`MAX_TIER_LINES`]); the worker asks between slices of the file.
+    pub fn check_memory(&self) -> Result<(), String> {
+        let memo = self.memo.borrow();
+        let Some(m) = memo.as_ref() else {
+            return Ok(());
+        };
+        let lines = m.borrow().tier.occupancy_lines();
+        if lines <= self.tier_limit_lines {
+            return Ok(());
+        }
+        let line_bytes = self.cache.as_ref().map_or(0, |(c, _)| c.line_bytes);
+        Err(format!(
+            "The SSD cache tier came to hold more than {} lines of {} KiB ({} GiB of this trace's data): more than a browser tab can simulate for the array replay. Choose a larger cache line or a smaller cache in the Cache view, or run `blocksight predict` on the command line, which has no such limit.",
+            self.tier_limit_lines,
+            line_bytes >> 10,
+            (self.tier_limit_lines * line_bytes) >> 30
+        ))
     }
 
     /// The cache tier's views, one per replay with the cache (layouts × depths), all served by
@@ -357,6 +388,7 @@ impl Plan {
             },
             backend: Vec::new(),
         }));
+        *self.memo.borrow_mut() = Some(shared.clone());
         let replays = self.arrays.len() * self.request.depths().len();
         Ok((0..replays)
             .map(|_| {
@@ -644,6 +676,34 @@ mod tests {
         // Deterministic: the same request gives the same numbers.
         let again = predict(r.request.clone(), &events);
         assert_eq!(again, r);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_cache_tier_too_large_for_the_tab_stops_in_words() {
+        let events = sample_events(5_000);
+        let request = PredictRequest::new(
+            vec![ArrayParams::default()],
+            Some(CacheParams {
+                line_bytes: 4096,
+                ..lru_cache(1 << 30, "wt")
+            }),
+            4,
+        );
+        let run = |limit: u64| {
+            let mut plan = Plan::new(request.clone()).expect("valid");
+            plan.tier_limit_lines = limit;
+            let mut tiers = plan.tiers().expect("tiers");
+            let mut replays = plan.replays(&mut tiers);
+            events.iter().for_each(|e| replays.observe(e));
+            drop(replays);
+            plan.check_memory()
+        };
+        assert_eq!(run(MAX_TIER_LINES), Ok(()));
+        let err = run(1_000).expect_err("over the limit");
+        assert!(
+            err.contains("blocksight predict") && err.contains("1000 lines"),
+            "{err}"
+        );
     }
 
     #[wasm_bindgen_test(unsupported = test)]
