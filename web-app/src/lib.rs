@@ -23,6 +23,9 @@ pub mod units;
 pub mod url_state;
 pub mod worker;
 
+#[cfg(test)]
+mod test_support;
+
 // The browser tests (wasm-bindgen-test) run in headless Chromium: charts measure text on a canvas.
 #[cfg(test)]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

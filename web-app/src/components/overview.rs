@@ -389,7 +389,7 @@ mod tests {
     use analyzer_core::decode::DecodeOptions;
     use wasm_bindgen_test::wasm_bindgen_test;
 
-    const SAMPLE_ZST: &[u8] = include_bytes!("../../../tests/data/sample/pgbench.tracefs.txt.zst");
+    use crate::test_support::SAMPLE_ZST;
 
     fn sample_results() -> Results {
         let mut s = Session::new(None, DecodeOptions::default());

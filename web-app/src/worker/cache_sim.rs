@@ -127,32 +127,10 @@ impl CacheRun {
 mod tests {
     use super::*;
     use analyzer_core::cache::SimConfig;
-    use analyzer_core::compress::Decompressing;
     use analyzer_core::decode::DecodeOptions;
-    use analyzer_core::{Decoder, TraceFormat};
     use wasm_bindgen_test::wasm_bindgen_test;
 
-    const SAMPLE_ZST: &[u8] = include_bytes!("../../../tests/data/sample/pgbench.tracefs.txt.zst");
-
-    /// The first `n` events of the real sample trace and its header (a prefix keeps the
-    /// debug-build browser test short).
-    fn sample_events(n: usize) -> (Vec<IoEvent>, TraceHeader) {
-        let mut d = Decompressing::new(
-            TraceFormat::TracefsText
-                .decoder(&DecodeOptions::default())
-                .expect("decoder"),
-        );
-        d.push(SAMPLE_ZST);
-        d.finish();
-        let mut out = Vec::new();
-        while let Some(e) = d.next_event().expect("sample decodes") {
-            out.push(e);
-            if out.len() == n {
-                break;
-            }
-        }
-        (out, d.header().clone())
-    }
+    use crate::test_support::{sample_events, SAMPLE_ZST};
 
     fn run(request: CacheSimRequest, events: &[IoEvent], header: &TraceHeader) -> CacheSimResult {
         let mut run = CacheRun::new(request).expect("valid request");

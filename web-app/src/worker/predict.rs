@@ -588,30 +588,11 @@ impl CacheTier for SharedTier {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use analyzer_core::compress::Decompressing;
-    use analyzer_core::decode::DecodeOptions;
-    use analyzer_core::{Decoder, TraceFormat};
     use wasm_bindgen_test::wasm_bindgen_test;
-
-    const SAMPLE_ZST: &[u8] = include_bytes!("../../../tests/data/sample/pgbench.tracefs.txt.zst");
 
     /// The first `n` events of the real sample trace.
     fn sample_events(n: usize) -> Vec<IoEvent> {
-        let mut d = Decompressing::new(
-            TraceFormat::TracefsText
-                .decoder(&DecodeOptions::default())
-                .expect("decoder"),
-        );
-        d.push(SAMPLE_ZST);
-        d.finish();
-        let mut out = Vec::new();
-        while let Some(e) = d.next_event().expect("sample decodes") {
-            out.push(e);
-            if out.len() == n {
-                break;
-            }
-        }
-        out
+        crate::test_support::sample_events(n).0
     }
 
     fn predict(request: PredictRequest, events: &[IoEvent]) -> PredictResult {
@@ -824,28 +805,9 @@ mod tests {
     /// The first `n` sample events and the same events as a native .bst file (cheap to decode:
     /// the browser runs every unit test in one page, within the runner's time limit).
     fn sample_prefix_native(n: usize) -> (Vec<IoEvent>, Vec<u8>) {
-        use analyzer_core::native::{EncodeOptions, NativeEncoder};
-        let mut d = Decompressing::new(
-            TraceFormat::TracefsText
-                .decoder(&DecodeOptions::default())
-                .expect("decoder"),
-        );
-        d.push(SAMPLE_ZST);
-        d.finish();
-        let mut events = Vec::new();
-        while let Some(e) = d.next_event().expect("sample decodes") {
-            events.push(e);
-            if events.len() == n {
-                break;
-            }
-        }
-        let mut out = Vec::new();
-        let mut enc = NativeEncoder::new(d.header(), EncodeOptions::default(), &mut out);
-        for e in &events {
-            enc.push(e, &mut out);
-        }
-        enc.finish(&mut out);
-        (events, out)
+        let (events, header) = crate::test_support::sample_events(n);
+        let native = crate::test_support::native(&header, &events);
+        (events, native)
     }
 
     #[wasm_bindgen_test(unsupported = test)]

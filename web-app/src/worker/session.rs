@@ -310,7 +310,7 @@ mod tests {
 
     /// The bundled real sample (PostgreSQL pgbench, tests/data/sample), as the worker reads it:
     /// in 4 MiB slices, here also in odd-sized ones.
-    const SAMPLE_ZST: &[u8] = include_bytes!("../../../tests/data/sample/pgbench.tracefs.txt.zst");
+    use crate::test_support::SAMPLE_ZST;
     const SAMPLE_STAT: &str = include_str!("../../../tests/data/sample/pgbench.stat.json");
 
     fn load(bytes: &[u8], chunk: usize) -> Finished {
@@ -350,25 +350,8 @@ mod tests {
     }
 
     fn make_sample_native() -> Vec<u8> {
-        use analyzer_core::native::{EncodeOptions, NativeEncoder};
-        let mut d = Decompressing::new(
-            TraceFormat::TracefsText
-                .decoder(&DecodeOptions::default())
-                .expect("decoder"),
-        );
-        d.push(SAMPLE_ZST);
-        d.finish();
-        let mut events = Vec::new();
-        while let Some(e) = d.next_event().expect("sample decodes") {
-            events.push(e);
-        }
-        let mut out = Vec::new();
-        let mut enc = NativeEncoder::new(d.header(), EncodeOptions::default(), &mut out);
-        for e in &events {
-            enc.push(e, &mut out);
-        }
-        enc.finish(&mut out);
-        out
+        let (events, header) = crate::test_support::sample_events(usize::MAX);
+        crate::test_support::native(&header, &events)
     }
 
     #[wasm_bindgen_test(unsupported = test)]
