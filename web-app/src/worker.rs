@@ -14,13 +14,13 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use analyzer_core::decode::DecodeOptions;
-use analyzer_core::TraceFormat;
+use analyzer_core::{IoEvent, TraceFormat};
 use gloo_worker::{HandlerId, Worker, WorkerScope};
 
 use crate::error::{LoadError, LoadErrorKind};
 use protocol::{JobId, Request, Response, Results, Source};
 use reader::ChunkReader;
-use session::Session;
+use session::{Finished, Session};
 
 /// Progress messages are sent at most once per this many bytes.
 const PROGRESS_EVERY_BYTES: u64 = 4 << 20;
@@ -136,42 +136,23 @@ async fn predict(
         Ok(t) => t,
         Err(e) => return failed(e),
     };
-    let mut reader = match source {
-        Source::Blob { blob, .. } => ChunkReader::from_blob(blob),
-        Source::Url { url } => match ChunkReader::from_url(&url).await {
-            Ok(r) => r,
-            Err(e) => return failed(e),
-        },
-    };
     let mut replays = plan.replays(&mut tiers);
-    let mut session = plan.session();
-    loop {
-        if current.get() != job {
-            return None;
-        }
-        match reader.next_chunk().await {
-            Ok(Some(chunk)) => {
-                if let Err(e) = session.push_with(chunk, &mut |e| replays.observe(e)) {
-                    return failed(e.plain_words());
-                }
-                if let Err(e) = plan.check_memory() {
-                    return failed(e);
-                }
-            }
-            Ok(None) => break,
-            Err(e) => return failed(e),
-        }
+    let read = reread(
+        source,
+        plan.session(),
+        &|| current.get() != job,
+        &mut |e| replays.observe(e),
+        &|| plan.check_memory(),
+    )
+    .await;
+    match read {
+        Ok(_) => Some(Response::Predicted {
+            job,
+            result: Box::new(plan.finish(replays)),
+        }),
+        Err(None) => None,
+        Err(Some(e)) => failed(e),
     }
-    if current.get() != job {
-        return None;
-    }
-    if let Err(e) = session.finish_with(&mut |e| replays.observe(e)) {
-        return failed(e.plain_words());
-    }
-    Some(Response::Predicted {
-        job,
-        result: Box::new(plan.finish(replays)),
-    })
 }
 
 /// Re-reads the trace and simulates the Cache view's cache (and the policies' curves when
@@ -189,40 +170,25 @@ async fn simulate_cache(
         Ok(r) => r,
         Err(e) => return failed(e),
     };
-    let mut reader = match source {
-        Source::Blob { blob, .. } => ChunkReader::from_blob(blob),
-        Source::Url { url } => match ChunkReader::from_url(&url).await {
-            Ok(r) => r,
-            Err(e) => return failed(e),
-        },
-    };
     // The brushed window, cut exactly as the load of that window cuts it.
-    let mut session = Session::new(None, DecodeOptions::default())
+    let session = Session::new(None, DecodeOptions::default())
         .events_only()
         .with_window(window_nanos);
-    loop {
-        if current.get() != job {
-            return None;
-        }
-        match reader.next_chunk().await {
-            Ok(Some(chunk)) => {
-                if let Err(e) = session.push_with(chunk, &mut |e| run.observe(e)) {
-                    return failed(e.plain_words());
-                }
-            }
-            Ok(None) => break,
-            Err(e) => return failed(e),
-        }
-    }
-    if current.get() != job {
-        return None;
-    }
-    match session.finish_with(&mut |e| run.observe(e)) {
+    let read = reread(
+        source,
+        session,
+        &|| current.get() != job,
+        &mut |e| run.observe(e),
+        &|| Ok(()),
+    )
+    .await;
+    match read {
         Ok(done) => Some(Response::CacheSimulated {
             job,
             result: Box::new(run.finish(&done.header)),
         }),
-        Err(e) => failed(e.plain_words()),
+        Err(None) => None,
+        Err(Some(e)) => failed(e),
     }
 }
 
@@ -239,26 +205,17 @@ async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events
         Some(_) => embed_events.saturating_mul(4),
     };
     let mut copy = TraceCopy::new(limit, threshold);
-    let mut reader = match source {
-        Source::Blob { blob, .. } => ChunkReader::from_blob(blob),
-        Source::Url { url } => match ChunkReader::from_url(&url).await {
-            Ok(r) => r,
-            Err(e) => return failed(e),
-        },
-    };
-    let mut session = Session::new(None, DecodeOptions::default()).events_only();
-    loop {
-        match reader.next_chunk().await {
-            Ok(Some(chunk)) => {
-                if let Err(e) = session.push_with(chunk, &mut |e| copy.push(e)) {
-                    return failed(e.plain_words());
-                }
-            }
-            Ok(None) => break,
-            Err(e) => return failed(e),
-        }
-    }
-    match session.finish_with(&mut |e| copy.push(e)) {
+    let session = Session::new(None, DecodeOptions::default()).events_only();
+    // An export is never replaced: it runs to the end or fails.
+    let read = reread(
+        source,
+        session,
+        &|| false,
+        &mut |e| copy.push(e),
+        &|| Ok(()),
+    )
+    .await;
+    match read.map_err(Option::unwrap_or_default) {
         Ok(done) => {
             if !copy.complete() {
                 return failed(match threshold {
@@ -284,8 +241,43 @@ async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events
                 Err(_) => failed("the browser could not hold the trace copy".into()),
             }
         }
-        Err(e) => failed(e.plain_words()),
+        Err(e) => failed(e),
     }
+}
+
+/// Re-reads the trace for a job (a prediction, a cache simulation, an export copy) in the
+/// load's bounded slices through `session`, giving every event to `sink`. Between slices the
+/// job may stop: `replaced()` (a newer job of its kind) gives `Err(None)`, and an error from
+/// `between_slices()` (a memory bound) or from reading or decoding gives `Err(Some(words))`.
+async fn reread(
+    source: Source,
+    mut session: Session,
+    replaced: &dyn Fn() -> bool,
+    sink: &mut dyn FnMut(&IoEvent),
+    between_slices: &dyn Fn() -> Result<(), String>,
+) -> Result<Finished, Option<String>> {
+    let mut reader = match source {
+        Source::Blob { blob, .. } => ChunkReader::from_blob(blob),
+        Source::Url { url } => ChunkReader::from_url(&url).await.map_err(Some)?,
+    };
+    loop {
+        if replaced() {
+            return Err(None);
+        }
+        match reader.next_chunk().await.map_err(Some)? {
+            Some(chunk) => {
+                session
+                    .push_with(chunk, sink)
+                    .map_err(|e| Some(e.plain_words()))?;
+                between_slices().map_err(Some)?;
+            }
+            None => break,
+        }
+    }
+    if replaced() {
+        return Err(None);
+    }
+    session.finish_with(sink).map_err(|e| Some(e.plain_words()))
 }
 
 async fn load(
