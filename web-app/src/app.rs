@@ -20,7 +20,7 @@ use crate::units::duration;
 use crate::url_state::{UrlState, VIEWS};
 use crate::worker::cache_sim::CacheSimRequest;
 use crate::worker::codec::JsCodec;
-use crate::worker::predict::PredictRequest;
+use crate::worker::predict::{PredictRequest, Staging};
 use crate::worker::protocol::{Request, Results, Source};
 use crate::worker::EngineWorker;
 
@@ -275,10 +275,10 @@ pub fn App() -> Html {
                     cache.line_bytes,
                 );
                 Some(CacheSimRequest {
-                    cache,
-                    footprint_lines,
+                    footprint_lines: Some(footprint_lines),
                     with_curves: true,
                     window_nanos: state.url.window_nanos(),
+                    ..CacheSimRequest::new(cache)
                 })
             }
             _ => None,

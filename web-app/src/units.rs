@@ -1,63 +1,8 @@
-//! Human-readable numbers for the UI, matching the CLI's conventions (binary units, thousands
-//! separators), so a number on a card reads the same as in `blocksight stat`.
+//! Human-readable numbers for the UI: the engine's formatters (`analyzer_core::units`, the
+//! CLI's too), so a number on a card reads exactly as in `blocksight stat`; and the progress
+//! bar's time left.
 
-/// `1536` -> `1.5 KiB`; binary units as Linux tools print them.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else if v >= 100.0 {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
-/// Thousands separators: `1234567` -> `1,234,567`.
-pub fn count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Nanoseconds as `1h02m03s`, `4.25 s`, `12.3 ms` or `850 µs`.
-pub fn duration(nanos: u64) -> String {
-    let s = nanos as f64 / 1e9;
-    if s >= 3600.0 {
-        let t = s as u64;
-        format!("{}h{:02}m{:02}s", t / 3600, t / 60 % 60, t % 60)
-    } else if s >= 60.0 {
-        let t = s as u64;
-        format!("{}m{:02}s", t / 60, t % 60)
-    } else if s >= 1.0 {
-        format!("{s:.2} s")
-    } else if s >= 1e-3 {
-        format!("{:.1} ms", s * 1e3)
-    } else {
-        format!("{:.0} µs", s * 1e6)
-    }
-}
-
-/// `part` as a percentage of `whole` with one decimal, or `-` when `whole` is 0.
-pub fn pct(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", part as f64 * 100.0 / whole as f64)
-    }
-}
+pub use analyzer_core::units::{bytes, count, duration, pct};
 
 /// Seconds left as `12 s`, `3 min`, `1 h 5 min`; for the progress bar.
 pub fn eta(seconds: f64) -> String {

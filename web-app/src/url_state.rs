@@ -286,6 +286,7 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
         disk,
         chunk_bytes,
         controller_cache,
+        ..ArrayParams::default()
     })
 }
 
@@ -346,6 +347,7 @@ mod tests {
                 disk: "nvme".into(),
                 chunk_bytes: 128 << 10,
                 controller_cache: true,
+                ..ArrayParams::default()
             },
         ];
         let back = UrlState::from_hash(&s.to_hash());

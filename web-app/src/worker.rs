@@ -14,13 +14,17 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use analyzer_core::decode::DecodeOptions;
-use analyzer_core::{IoEvent, TraceFormat};
+use analyzer_core::job::copy::{Copy, CopyRequest};
+use analyzer_core::job::predict::Predict;
+use analyzer_core::job::simulate::Simulate;
+use analyzer_core::job::Job;
+use analyzer_core::TraceFormat;
 use gloo_worker::{HandlerId, Worker, WorkerScope};
 
 use crate::error::{LoadError, LoadErrorKind};
 use protocol::{JobId, Request, Response, Results, Source};
 use reader::ChunkReader;
-use session::{Finished, Session};
+use session::Session;
 
 /// Progress messages are sent at most once per this many bytes.
 const PROGRESS_EVERY_BYTES: u64 = 4 << 20;
@@ -119,8 +123,8 @@ impl Worker for EngineWorker {
     }
 }
 
-/// Re-reads the trace (in the same bounded chunks) and replays it through every layout of the
-/// request. `None` when a newer prediction replaced this one.
+/// Re-reads the trace (in the same bounded chunks) and runs the prediction job on it, as
+/// `blocksight predict` does. `None` when a newer prediction replaced this one.
 async fn predict(
     job: JobId,
     source: Source,
@@ -128,36 +132,30 @@ async fn predict(
     current: &Cell<JobId>,
 ) -> Option<Response> {
     let failed = |error: String| Some(Response::PredictFailed { job, error });
-    let plan = match predict::Plan::new(request) {
-        Ok(p) => p,
-        Err(e) => return failed(e),
+    let mut run = match Predict::new(request) {
+        Ok(p) => p.with_tier_limit(predict::MAX_TIER_LINES),
+        Err(e) => return failed(e.to_string()),
     };
-    let mut tiers = match plan.tiers() {
-        Ok(t) => t,
-        Err(e) => return failed(e),
-    };
-    let mut replays = plan.replays(&mut tiers);
-    let read = reread(
-        source,
-        plan.session(),
-        &|| current.get() != job,
-        &mut |e| replays.observe(e),
-        &|| plan.check_memory(),
-    )
+    let read = run_job(source, &mut run, &|| current.get() != job, &|j| {
+        j.check_memory().map_err(|e| e.to_string())
+    })
     .await;
     match read {
-        Ok(_) => Some(Response::Predicted {
-            job,
-            result: Box::new(plan.finish(replays)),
-        }),
+        Ok(()) => match run.finish() {
+            Ok(result) => Some(Response::Predicted {
+                job,
+                result: Box::new(result),
+            }),
+            Err(e) => failed(e.to_string()),
+        },
         Err(None) => None,
         Err(Some(e)) => failed(e),
     }
 }
 
-/// Re-reads the trace and simulates the Cache view's cache (and the policies' curves when
-/// asked) on the whole trace or the request's time window. `None` when a newer simulation
-/// replaced this one.
+/// Re-reads the trace and runs the simulation job (the Cache view's cache, and the policies'
+/// curves when asked) on the whole trace or the request's time window, as `blocksight
+/// simulate` does. `None` when a newer simulation replaced this one.
 async fn simulate_cache(
     job: JobId,
     source: Source,
@@ -165,119 +163,98 @@ async fn simulate_cache(
     current: &Cell<JobId>,
 ) -> Option<Response> {
     let failed = |error: String| Some(Response::CacheSimFailed { job, error });
-    let window_nanos = request.window_nanos;
-    let mut run = match cache_sim::CacheRun::new(request) {
+    let mut run = match Simulate::with_exact_limit(request, Some(cache_sim::MAX_EXACT_LINES)) {
         Ok(r) => r,
-        Err(e) => return failed(e),
+        Err(e) => return failed(e.to_string()),
     };
-    // The brushed window, cut exactly as the load of that window cuts it.
-    let session = Session::new(None, DecodeOptions::default())
-        .events_only()
-        .with_window(window_nanos);
-    let read = reread(
-        source,
-        session,
-        &|| current.get() != job,
-        &mut |e| run.observe(e),
-        &|| Ok(()),
-    )
-    .await;
+    let read = run_job(source, &mut run, &|| current.get() != job, &|_| Ok(())).await;
     match read {
-        Ok(done) => Some(Response::CacheSimulated {
-            job,
-            result: Box::new(run.finish(&done.header)),
-        }),
+        Ok(()) => match run.finish() {
+            Ok(result) => Some(Response::CacheSimulated {
+                job,
+                result: Box::new(result),
+            }),
+            Err(e) => failed(e.to_string()),
+        },
         Err(None) => None,
         Err(Some(e)) => failed(e),
     }
 }
 
-/// Re-reads the trace (same bounded chunks) and builds the report's compact trace copy in one
-/// pass: the sample rate is fixed up front from the known number of events.
+/// Re-reads the trace and builds the report's compact trace copy (the copy job) in one pass:
+/// the sample rate is fixed up front from the known number of events.
 async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events: u64) -> Response {
-    use analyzer_core::report::{sample_threshold, TraceCopy};
     let failed = |error: String| Response::ExportFailed { job, error };
-    let threshold = sample_threshold(embed_events, total_events);
-    // Sampling keeps about `embed_events` (more when the I/O piles onto a few sampled blocks);
-    // the limit bounds the copy's memory whatever the trace.
-    let limit = match threshold {
-        None => embed_events,
-        Some(_) => embed_events.saturating_mul(4),
-    };
-    let mut copy = TraceCopy::new(limit, threshold);
-    let session = Session::new(None, DecodeOptions::default()).events_only();
+    let mut copy = Copy::new(CopyRequest {
+        embed_events,
+        total_events: Some(total_events),
+    });
     // An export is never replaced: it runs to the end or fails.
-    let read = reread(
-        source,
-        session,
-        &|| false,
-        &mut |e| copy.push(e),
-        &|| Ok(()),
-    )
-    .await;
-    match read.map_err(Option::unwrap_or_default) {
+    let read = run_job(source, &mut copy, &|| false, &|_| Ok(())).await;
+    if let Err(e) = read {
+        return failed(e.unwrap_or_default());
+    }
+    match copy.finish() {
         Ok(done) => {
-            if !copy.complete() {
-                return failed(match threshold {
-                    None => format!(
-                        "the trace now has more than the {total_events} requests it had when it was analysed; load it again"
-                    ),
-                    Some(_) => format!(
-                        "the I/O is so concentrated on a few blocks that a block sample still holds more than {limit} requests; `blocksight report --embed-events N` writes a smaller copy"
-                    ),
-                });
-            }
-            let sample_rate = copy.sample_rate();
-            let events = copy.events();
-            let bytes = copy.finish(&done.header);
-            let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes.as_slice()));
+            let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(done.trace.as_slice()));
             match web_sys::Blob::new_with_u8_array_sequence(&parts) {
                 Ok(trace) => Response::Exported {
                     job,
                     trace,
-                    sample_rate,
-                    events,
+                    sample_rate: done.sample_rate,
+                    events: done.events,
                 },
                 Err(_) => failed("the browser could not hold the trace copy".into()),
             }
         }
-        Err(e) => failed(e),
+        Err(e) => failed(e.to_string()),
     }
 }
 
-/// Re-reads the trace for a job (a prediction, a cache simulation, an export copy) in the
-/// load's bounded slices through `session`, giving every event to `sink`. Between slices the
-/// job may stop: `replaced()` (a newer job of its kind) gives `Err(None)`, and an error from
-/// `between_slices()` (a memory bound) or from reading or decoding gives `Err(Some(words))`.
-async fn reread(
+/// Runs a job over the trace: each pass it asks for re-reads the file in the load's bounded
+/// slices, decoding only (the job applies its own window). Between slices the job may stop:
+/// `replaced()` (a newer job of its kind) gives `Err(None)`, and an error from
+/// `between_slices(job)` (a memory bound) or from reading, decoding or the job gives
+/// `Err(Some(words))`.
+async fn run_job<J: Job>(
     source: Source,
-    mut session: Session,
+    job: &mut J,
     replaced: &dyn Fn() -> bool,
-    sink: &mut dyn FnMut(&IoEvent),
-    between_slices: &dyn Fn() -> Result<(), String>,
-) -> Result<Finished, Option<String>> {
-    let mut reader = match source {
-        Source::Blob { blob, .. } => ChunkReader::from_blob(blob),
-        Source::Url { url } => ChunkReader::from_url(&url).await.map_err(Some)?,
-    };
-    loop {
+    between_slices: &dyn Fn(&J) -> Result<(), String>,
+) -> Result<(), Option<String>> {
+    let mut pass = 0;
+    while pass < job.passes() {
+        job.begin_pass(pass);
+        let mut reader = match &source {
+            Source::Blob { blob, .. } => ChunkReader::from_blob(blob.clone()),
+            Source::Url { url } => ChunkReader::from_url(url).await.map_err(Some)?,
+        };
+        let mut session = Session::new(None, DecodeOptions::default()).events_only();
+        loop {
+            if replaced() {
+                return Err(None);
+            }
+            match reader.next_chunk().await.map_err(Some)? {
+                Some(chunk) => {
+                    session
+                        .push_with(chunk, &mut |e| job.observe(e))
+                        .map_err(|e| Some(e.plain_words()))?;
+                    between_slices(job).map_err(Some)?;
+                }
+                None => break,
+            }
+        }
         if replaced() {
             return Err(None);
         }
-        match reader.next_chunk().await.map_err(Some)? {
-            Some(chunk) => {
-                session
-                    .push_with(chunk, sink)
-                    .map_err(|e| Some(e.plain_words()))?;
-                between_slices().map_err(Some)?;
-            }
-            None => break,
-        }
+        let done = session
+            .finish_with(&mut |e| job.observe(e))
+            .map_err(|e| Some(e.plain_words()))?;
+        job.end_pass(&done.header, &done.diagnostics)
+            .map_err(|e| Some(e.to_string()))?;
+        pass += 1;
     }
-    if replaced() {
-        return Err(None);
-    }
-    session.finish_with(sink).map_err(|e| Some(e.plain_words()))
+    Ok(())
 }
 
 async fn load(

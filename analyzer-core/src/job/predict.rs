@@ -316,9 +316,6 @@ pub struct PredictRequest {
     /// A synthetic profile instead of the trace.
     #[serde(default)]
     pub profile: Option<ProfileParams>,
-    /// Most lines the cache tier may hold (the browser's bound on memory); `None`: no limit.
-    #[serde(default)]
-    pub max_tier_lines: Option<u64>,
 }
 
 impl PredictRequest {
@@ -338,7 +335,6 @@ impl PredictRequest {
             speed: None,
             cache_devices: CacheDevicesParams::default(),
             profile: None,
-            max_tier_lines: None,
         }
     }
 
@@ -510,6 +506,8 @@ pub struct Predict {
     plan: Plan,
     /// Pass 0 measures the footprint when the cache's size is a share of it.
     footprint: Option<LineFootprint>,
+    /// Most lines the cache tier may hold ([`Predict::with_tier_limit`]).
+    tier_limit_lines: Option<u64>,
     footprint_lines: Option<u64>,
     cache: Option<(SimConfig, String)>,
     memo: Option<Rc<RefCell<Memo>>>,
@@ -536,6 +534,7 @@ impl Predict {
         let mut job = Predict {
             plan,
             footprint,
+            tier_limit_lines: None,
             footprint_lines: None,
             cache: None,
             memo: None,
@@ -602,10 +601,19 @@ impl Predict {
         Ok(())
     }
 
-    /// An error in plain words when the cache tier holds more lines than the request's
-    /// `max_tier_lines`; a host asks between chunks of the file.
+    /// Stops with [`JobError::Memory`] once the cache tier holds more than `lines` lines (a
+    /// host's bound on memory: the browser's tab); no limit by default.
+    pub fn with_tier_limit(self, lines: u64) -> Predict {
+        Predict {
+            tier_limit_lines: Some(lines),
+            ..self
+        }
+    }
+
+    /// An error in plain words when the cache tier holds more lines than the host's limit
+    /// ([`Predict::with_tier_limit`]); a host asks between chunks of the file.
     pub fn check_memory(&self) -> Result<(), JobError> {
-        let (Some(limit), Some(m)) = (self.plan.request.max_tier_lines, self.memo.as_ref()) else {
+        let (Some(limit), Some(m)) = (self.tier_limit_lines, self.memo.as_ref()) else {
             return Ok(());
         };
         let lines = m.borrow().tier.occupancy_lines();

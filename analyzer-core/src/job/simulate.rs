@@ -55,10 +55,6 @@ pub struct SimulateRequest {
     /// Time bins of the hits-and-fills series.
     #[serde(default = "default_time_bins")]
     pub time_bins: usize,
-    /// Most lines a cache is simulated with exactly; a larger one (over a larger footprint)
-    /// runs on a spatial sample and says so (the browser's bound on memory). `None`: exact.
-    #[serde(default)]
-    pub max_exact_lines: Option<u64>,
 }
 
 fn default_time_bins() -> usize {
@@ -77,7 +73,6 @@ impl SimulateRequest {
             sizes: Vec::new(),
             warmup_nanos: 0,
             time_bins: default_time_bins(),
-            max_exact_lines: None,
         }
     }
 
@@ -264,10 +259,20 @@ pub struct Simulate {
     curves: Vec<MiniSim>,
     done: Vec<(usize, SimRun)>,
     header: TraceHeader,
+    max_exact_lines: Option<u64>,
 }
 
 impl Simulate {
     pub fn new(request: SimulateRequest) -> Result<Simulate, JobError> {
+        Simulate::with_exact_limit(request, None)
+    }
+
+    /// A simulation whose caches above `max_exact_lines` lines (over a footprint larger than
+    /// that) run on a spatial sample and say so: a host's bound on memory (the browser's tab).
+    pub fn with_exact_limit(
+        request: SimulateRequest,
+        max_exact_lines: Option<u64>,
+    ) -> Result<Simulate, JobError> {
         let grid = request.grid();
         if grid.len() > MAX_CELLS {
             return Err(JobError::invalid(
@@ -315,6 +320,7 @@ impl Simulate {
             curves: Vec::new(),
             done: Vec::new(),
             header: TraceHeader::default(),
+            max_exact_lines,
         };
         if passes == 1 {
             job.prepare()?;
@@ -324,7 +330,7 @@ impl Simulate {
 
     fn prepare(&mut self) -> Result<(), JobError> {
         let footprint = self.footprint_lines;
-        let limit = self.request.max_exact_lines.unwrap_or(u64::MAX);
+        let limit = self.max_exact_lines.unwrap_or(u64::MAX);
         // Resident lines never exceed the footprint: a trace whose footprint fits is simulated
         // exactly whatever the cache size; otherwise a cache over the limit is sampled.
         let limit = match footprint {

@@ -15,7 +15,7 @@ use crate::components::chart_card::ChartCard;
 use crate::state::PredictState;
 use crate::units::{bytes, duration};
 use crate::url_state::UrlState;
-use crate::worker::predict::{ArrayParams, ConfigPrediction, PredictRequest, MAX_CONFIGS};
+use crate::worker::predict::{ArrayParams, ConfigPrediction, PredictRequest, Staging, MAX_CONFIGS};
 
 #[derive(Properties, PartialEq)]
 pub struct ArrayProps {

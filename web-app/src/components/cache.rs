@@ -39,7 +39,10 @@ fn pct(x: Option<f64>) -> String {
 
 /// The simulation's answer: hit ratios and back-end reads and writes.
 fn sim_card(r: &CacheSimResult) -> Html {
-    let w = &r.sim.whole;
+    let Some(run) = r.runs.first() else {
+        return html! {};
+    };
+    let w = &run.result.whole;
     let b = &w.counts.backend;
     html! {
         <div class="cards" data-testid="sim-result">
@@ -109,6 +112,7 @@ pub fn chosen_cache(results: &Results, url: &UrlState) -> CacheParams {
         mode: url.cache_mode.clone(),
         preset: preset.map(|p| p.name.to_owned()),
         admission: url.cache_admission.clone(),
+        footprint_percent: None,
     }
 }
 
@@ -364,7 +368,7 @@ pub fn CacheView(props: &CacheProps) -> Html {
         .result
         .as_ref()
         .filter(|r| r.request.cache == wanted && r.request.window_nanos == wanted_window);
-    let effective = wanted.sim_config();
+    let effective = wanted.sim_config(None).map_err(|e| e.to_string());
     let lines = LINE_SIZES.into_iter().map(|l| {
         html! { <option value={l.to_string()} selected={l == wanted.line_bytes}>{ bytes(l) }</option> }
     });
@@ -454,7 +458,7 @@ pub fn CacheView(props: &CacheProps) -> Html {
                     <p class="error-panel" role="alert">{ e.clone() }</p>
                 }
                 if let Some(r) = sim_result { { sim_card(r) } }
-                if let Some(rate) = sim_result.and_then(|r| r.sampled_rate) {
+                if let Some(rate) = sim_result.and_then(|r| r.runs.first()).and_then(|r| r.sampled_rate) {
                     <p class="notice" data-testid="cache-sampled" data-value={rate.to_string()}>{
                         format!("Estimated: this cache would hold more lines than the tab simulates exactly ({} lines), so a {:.2}% spatial sample of the lines ran in a cache scaled down to match, and the counts are scaled back (MiniSim; about ±0.01 on the hit ratio). `blocksight simulate` computes it exactly.",
                             crate::units::count(crate::worker::cache_sim::MAX_EXACT_LINES), rate * 100.0)
@@ -469,7 +473,7 @@ pub fn CacheView(props: &CacheProps) -> Html {
                 <p class="hint">{ "Cold start; back-end writes include the final flush of dirty lines (write-back). Modes: ro read-only, wt write-through, wa write-around, wb write-back. The MiniSim curves are scaled-down simulations of each policy with the chosen line size and mode, without admission rules (docs/analysis.md)." }</p>
             </section>
             if let Some(r) = sim_result {
-                <ChartCard<HitsFillsChart> chart={HitsFillsChart::from_result(&r.sim)}
+                <ChartCard<HitsFillsChart> chart={HitsFillsChart::from_result(&r.runs[0].result)}
                     as_table={props.url.shows_table("hits-fills")}
                     on_toggle_table={props.on_toggle_table.clone()} />
             }

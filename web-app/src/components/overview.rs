@@ -384,7 +384,7 @@ mod tests {
     use super::*;
     use crate::components::cache::chosen_cache;
     use crate::url_state::UrlState;
-    use crate::worker::predict::ArrayParams;
+    use crate::worker::predict::{ArrayParams, Staging};
     use crate::worker::session::Session;
     use analyzer_core::decode::DecodeOptions;
     use wasm_bindgen_test::wasm_bindgen_test;

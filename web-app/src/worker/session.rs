@@ -3,14 +3,17 @@
 //!
 //! Stages: the first [`SNIFF_BYTES`] of the file are held back to guess the compression (gzip,
 //! zstd) and the format, then everything streams through the decompressing decoder into the
-//! analyses (`stat` and the workload analysis). Memory is bounded by the sniff
-//! buffer, the decoder's own bounded buffers and the analyses' bounded state.
+//! load job (`analyzer_core::job::load`: `stat` and the workload analysis, within the window),
+//! or, for an events-only session, only to the caller's sink (another job). Memory is bounded by
+//! the sniff buffer, the decoder's own bounded buffers and the jobs' bounded state.
 
 use analyzer_core::analysis::timeline::TimelineReport;
-use analyzer_core::analysis::{Analysis, AnalysisConfig, AnalysisReport};
+use analyzer_core::analysis::AnalysisReport;
 use analyzer_core::compress::{Codec, Decompressing, Decompressor};
 use analyzer_core::decode::DecodeOptions;
-use analyzer_core::stat::{Stat, StatSummary};
+use analyzer_core::job::load::{Load, LoadRequest};
+use analyzer_core::job::Job;
+use analyzer_core::stat::StatSummary;
 use analyzer_core::{Decoder, Diagnostics, IoEvent, TraceFormat, TraceHeader};
 
 use crate::error::{LoadError, LoadErrorKind};
@@ -29,6 +32,7 @@ pub struct Finished {
     pub codec: Codec,
     pub header: TraceHeader,
     pub diagnostics: Diagnostics,
+    /// The load job's results (of no events for an events-only session).
     pub stat: StatSummary,
     pub analysis: AnalysisReport,
 }
@@ -46,17 +50,12 @@ pub struct Session {
     plain_head: Vec<u8>,
     decoder: Option<(TraceFormat, Decompressing<Box<dyn Decoder>>)>,
     codec: Codec,
-    stat: Stat,
-    analysis: Analysis,
+    /// The load job (`None` when only the events are wanted, for another job).
+    load: Option<Load>,
+    /// Events decoded.
     events: u64,
     /// Bytes pushed so far (as read from the file, before decompression).
     input_bytes: u64,
-    /// Only events in `[start, end)` nanoseconds after the first event are analysed.
-    window_nanos: Option<(u64, u64)>,
-    origin_nanos: Option<u64>,
-    /// Run `stat` and the workload analysis (off when only the events are wanted, for the
-    /// array prediction).
-    analyse: bool,
 }
 
 impl Session {
@@ -70,26 +69,28 @@ impl Session {
             plain_head: Vec::new(),
             decoder: None,
             codec: Codec::None,
-            stat: Stat::new(),
-            analysis: Analysis::new(AnalysisConfig::default()),
+            load: Load::new(LoadRequest::new()).ok(),
             events: 0,
             input_bytes: 0,
-            window_nanos: None,
-            origin_nanos: None,
-            analyse: true,
         }
     }
 
     /// Only decodes: events go to the sink of [`Session::push_with`], no analyses run.
     pub fn events_only(mut self) -> Session {
-        self.analyse = false;
+        self.load = None;
         self
     }
 
     /// Restricts the analyses to `[start, end)` nanoseconds after the first event (the brush on
-    /// the timeline).
+    /// the timeline), as the load job cuts it.
     pub fn with_window(mut self, window_nanos: Option<(u64, u64)>) -> Session {
-        self.window_nanos = window_nanos;
+        if self.load.is_some() {
+            self.load = Load::new(LoadRequest {
+                window_nanos,
+                ..LoadRequest::new()
+            })
+            .ok();
+        }
         self
     }
 
@@ -98,8 +99,9 @@ impl Session {
         self.decoder.as_ref().map(|(f, _)| *f)
     }
 
+    /// Events analysed so far (in the window), or decoded for an events-only session.
     pub fn events(&self) -> u64 {
-        self.events
+        self.load.as_ref().map_or(self.events, Load::events)
     }
 
     pub fn input_bytes(&self) -> u64 {
@@ -109,7 +111,7 @@ impl Session {
     /// The load over time of the events analysed so far (`None` for an events-only session or
     /// before the first event).
     pub fn timeline_so_far(&self) -> Option<TimelineReport> {
-        (self.analyse && self.events > 0).then(|| self.analysis.timeline_so_far())
+        self.load.as_ref()?.timeline_so_far()
     }
 
     /// Pushes the next chunk of the file.
@@ -187,16 +189,8 @@ impl Session {
             .next_event()
             .map_err(|e| LoadError::from_decode(&e))?
         {
-            if let Some((start, end)) = self.window_nanos {
-                let origin = *self.origin_nanos.get_or_insert(e.time_nanos);
-                let t = e.time_nanos.saturating_sub(origin);
-                if t < start || t >= end {
-                    continue;
-                }
-            }
-            if self.analyse {
-                self.stat.observe(&e);
-                self.analysis.observe(&e);
+            if let Some(l) = self.load.as_mut() {
+                l.observe(&e);
             }
             sink(&e);
             self.events += 1;
@@ -231,23 +225,15 @@ impl Session {
             .next_event()
             .map_err(|e| LoadError::from_decode(&e))?
         {
-            if let Some((start, end)) = self.window_nanos {
-                let origin = *self.origin_nanos.get_or_insert(e.time_nanos);
-                let t = e.time_nanos.saturating_sub(origin);
-                if t < start || t >= end {
-                    continue;
-                }
-            }
-            if self.analyse {
-                self.stat.observe(&e);
-                self.analysis.observe(&e);
+            if let Some(l) = self.load.as_mut() {
+                l.observe(&e);
             }
             sink(&e);
             self.events += 1;
         }
         let header = decoder.header().clone();
         let diagnostics = decoder.diagnostics().clone();
-        if self.events == 0 {
+        if self.events() == 0 {
             let why = match diagnostics.reasons.first() {
                 Some(r) => format!(
                     "It was read as {}; {} records were skipped, the first because: {r}",
@@ -258,14 +244,25 @@ impl Session {
             };
             return Err(LoadError::new(LoadErrorKind::Empty, why));
         }
-        let stat = self.stat.finish(&header, &diagnostics);
-        let analysis = self.analysis.finish(&header, &diagnostics);
+        // An events-only session's summaries are of no events (the caller's job has them).
+        let mut load = match self.load.take() {
+            Some(l) => Ok(l),
+            None => Load::new(LoadRequest::new()),
+        }
+        .map_err(|e| LoadError::new(LoadErrorKind::Read, e.to_string()))?;
+        let done = load
+            .end_pass(&header, &diagnostics)
+            .and_then(|()| load.finish())
+            .map_err(|e| LoadError::new(LoadErrorKind::Read, e.to_string()))?;
+        let analysis = done.analysis.ok_or_else(|| {
+            LoadError::new(LoadErrorKind::Read, "the load ran without the analysis")
+        })?;
         Ok(Finished {
             format,
             codec: self.codec,
             header,
             diagnostics,
-            stat,
+            stat: done.stat,
             analysis,
         })
     }
