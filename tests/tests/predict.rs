@@ -605,13 +605,24 @@ fn every_array_fixture_predicts_through_the_cli() {
             String::from_utf8_lossy(&out.stderr)
         );
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-        let iops = v["without_cache"]["iops"].as_f64().expect("iops");
+        let c = &v["configs"][0];
+        let iops = c["without_cache"]["iops"].as_f64().expect("iops");
         assert!(iops > 10.0, "{}: {iops}", path.display());
+        // Closed loop at 8 outstanding I/Os: Little's law ties IOPS to the mean latency.
+        let mean = c["without_cache"]["latency"]["mean_nanos"]
+            .as_f64()
+            .expect("latency");
+        let little = 8.0 / (mean / 1e9);
+        assert!(
+            (iops / little - 1.0).abs() < 0.1,
+            "{}: {iops} IOPS vs 8 / {mean} ns = {little}",
+            path.display()
+        );
         if path
             .file_name()
             .is_some_and(|n| n == "raid50-degraded.json")
         {
-            assert!(v["rebuild_secs"].as_f64().is_some_and(|s| s > 1000.0));
+            assert!(c["rebuild_secs"].as_f64().is_some_and(|s| s > 1000.0));
         }
     }
     assert!(seen >= 5);
@@ -656,18 +667,21 @@ fn cli_text_output_is_stable() {
 
 #[test]
 fn cli_replays_a_trace_open_and_closed_loop() {
-    let trace = data_dir().join("blkparse/fio_loop.txt");
-    for extra in [vec!["--replay", "--speed", "2"], vec!["--qd", "4"]] {
+    let trace = data_dir().join("sample/pgbench.bst");
+    let mut speeds = Vec::new();
+    for extra in [
+        vec!["--replay", "--speed", "2"],
+        vec!["--qd", "4"],
+        vec!["--replay", "--speed", "4"],
+    ] {
         let mut args = vec![
             "predict".to_string(),
             trace.display().to_string(),
             "-q".into(),
-            "--format".into(),
-            "blkparse".into(),
         ];
         args.extend(
             [
-                "--layout", "raid10", "--disks", "4", "--disk", "sata-7k2", "--json",
+                "--layout", "raid10", "--disks", "4", "--disk", "nvme", "--json",
             ]
             .map(String::from),
         );
@@ -679,16 +693,35 @@ fn cli_replays_a_trace_open_and_closed_loop() {
             String::from_utf8_lossy(&out.stderr)
         );
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let measured = v["configs"][0]["without_cache"]["requests"]
+            .as_u64()
+            .expect("requests");
+        let replayed = v["replayed_requests"].as_u64().expect("replayed");
+        // Every replayed request is measured (closed loop measures from the first).
+        assert_eq!(
+            replayed, 106_356,
+            "{extra:?}: the sample's reads and writes"
+        );
         assert!(
-            v["without_cache"]["requests"]
-                .as_u64()
-                .is_some_and(|n| n > 0),
-            "{extra:?}: {v}"
+            measured > 0 && measured <= replayed,
+            "{measured} of {replayed}"
         );
         assert!(v["workload"]
             .as_str()
             .is_some_and(|w| w.contains("trace replay")));
+        speeds.push(
+            v["configs"][0]["without_cache"]["iops"]
+                .as_f64()
+                .expect("iops"),
+        );
     }
+    // Replayed twice as fast as speed 2, an open loop offers (and, on NVMe far from
+    // saturation, completes) twice the IOPS.
+    let (x2, x4) = (speeds[0], speeds[2]);
+    assert!(
+        (x4 / x2 - 2.0).abs() < 0.05,
+        "speed 4: {x4} IOPS vs speed 2: {x2}"
+    );
 }
 
 #[test]
@@ -893,13 +926,11 @@ fn open_loop_replay_follows_the_speed_factor() {
 
 #[test]
 fn cli_cache_tier_on_a_trace_and_degraded_raid10() {
-    let trace = data_dir().join("blkparse/fio_loop.txt");
+    let trace = data_dir().join("sample/pgbench.bst");
     let out = run_blocksight([
         "predict",
         &trace.display().to_string(),
         "-q",
-        "--format",
-        "blkparse",
         "--layout",
         "raid10",
         "--disks",
@@ -909,7 +940,7 @@ fn cli_cache_tier_on_a_trace_and_degraded_raid10() {
         "--qd",
         "4",
         "--cache-size",
-        "64MiB",
+        "8GiB",
         "--preset",
         "bcache",
         "--failed",
@@ -922,17 +953,42 @@ fn cli_cache_tier_on_a_trace_and_degraded_raid10() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let c = &v["configs"][0];
+    let (without, with) = (&c["without_cache"], &c["with_cache"]);
+    let iops = |r: &serde_json::Value| r["iops"].as_f64().expect("iops");
+    // Commands the array's member disks served (the cache devices' are not counted).
+    let member_io = |r: &serde_json::Value| {
+        let secs = r["elapsed_nanos"].as_f64().expect("elapsed") / 1e9;
+        let per_sec: f64 = r["disks"]
+            .as_array()
+            .expect("disks")
+            .iter()
+            .filter(|d| d["tier"] == "array")
+            .map(|d| d["iops"].as_f64().expect("iops"))
+            .sum();
+        (per_sec * secs).round() as u64
+    };
+    // The speed-up is the ratio of the two runs, and a cache that hits takes I/O off the
+    // member disks.
+    let speedup = c["speedup"].as_f64().expect("speedup");
     assert!(
-        v["with_cache"]["iops"].as_f64().is_some_and(|x| x > 0.0),
-        "{v}"
+        (speedup - iops(with) / iops(without)).abs() < 1e-9,
+        "{speedup}"
     );
-    assert!(v["speedup"].as_f64().is_some());
     assert!(
-        v["array"].as_str().is_some_and(|a| a.contains("DEGRADED")),
+        member_io(with) < member_io(without),
+        "member I/O with the cache {} vs without {}",
+        member_io(with),
+        member_io(without)
+    );
+    assert!(
+        c["description"]
+            .as_str()
+            .is_some_and(|a| a.contains("DEGRADED")),
         "{}",
-        v["array"]
+        c["description"]
     );
-    assert!(v["rebuild_secs"].as_f64().is_some_and(|s| s > 0.0));
+    assert!(c["rebuild_secs"].as_f64().is_some_and(|s| s > 0.0));
     let bad = run_blocksight([
         "predict",
         "--profile",

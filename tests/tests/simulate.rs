@@ -149,7 +149,10 @@ fn simulate_json(args: &[&str]) -> serde_json::Value {
 fn u(v: &serde_json::Value, path: &[&str]) -> u64 {
     let mut x = v;
     for p in path {
-        x = &x[*p];
+        x = match p.parse::<usize>() {
+            Ok(i) => &x[i],
+            Err(_) => &x[*p],
+        };
     }
     x.as_u64()
         .unwrap_or_else(|| panic!("{path:?} is not a number in {v}"))
@@ -159,7 +162,7 @@ fn u(v: &serde_json::Value, path: &[&str]) -> u64 {
 fn cli_counts_are_consistent_in_every_mode() {
     for mode in ["ro", "wt", "wa", "wb"] {
         let v = simulate_json(&["--policy", "lru", "--cache-size", "25%", "--mode", mode]);
-        let w = &v["result"]["whole"]["counts"];
+        let w = &v["runs"][0]["result"]["whole"]["counts"];
         for op in ["read", "write"] {
             assert!(u(w, &[op, "line_hits"]) <= u(w, &[op, "lines"]));
             assert!(u(w, &[op, "request_hits"]) <= u(w, &[op, "requests"]));
@@ -171,13 +174,14 @@ fn cli_counts_are_consistent_in_every_mode() {
             "ro" | "wt" | "wa" => assert_eq!(backend_write_bytes, host_write_bytes, "{mode}"),
             // Write-back writes whole lines: evictions plus the final flush.
             _ => {
-                let line = u(&v, &["result", "config", "line_bytes"]);
-                let lines = u(w, &["dirty_evictions"]) + u(&v, &["result", "final_flush_lines"]);
+                let line = u(&v, &["runs", "0", "result", "config", "line_bytes"]);
+                let lines = u(w, &["dirty_evictions"])
+                    + u(&v, &["runs", "0", "result", "final_flush_lines"]);
                 assert_eq!(backend_write_bytes, lines * line, "{mode}");
             }
         }
         assert_eq!(
-            v["result"]["config"]["mode"],
+            v["runs"][0]["result"]["config"]["mode"],
             serde_json::json!(match mode {
                 "ro" => "read-only",
                 "wt" => "write-through",
@@ -193,7 +197,7 @@ fn cli_counts_are_consistent_in_every_mode() {
 fn cli_belady_is_an_upper_bound_for_every_policy() {
     let hits = |p: &str| {
         let v = simulate_json(&["--policy", p, "--cache-size", "10%"]);
-        let w = &v["result"]["whole"]["counts"];
+        let w = &v["runs"][0]["result"]["whole"]["counts"];
         u(w, &["read", "line_hits"]) + u(w, &["write", "line_hits"])
     };
     let best = hits("belady");
@@ -215,8 +219,10 @@ fn cli_presets_run_and_name_their_assumptions() {
         "cachecade2",
     ] {
         let v = simulate_json(&["--preset", preset, "--cache-size", "1MiB"]);
-        assert_eq!(v["preset"], serde_json::json!(preset));
-        let assumptions = v["assumptions"].as_array().expect("assumptions list");
+        assert_eq!(v["runs"][0]["preset"], serde_json::json!(preset));
+        let assumptions = v["runs"][0]["assumptions"]
+            .as_array()
+            .expect("assumptions list");
         assert!(assumptions
             .iter()
             .any(|a| a.as_str().is_some_and(|s| s.starts_with("preset "))));
