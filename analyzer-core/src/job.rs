@@ -48,6 +48,66 @@ pub trait Job {
     fn finish(self) -> Result<Self::Output, JobError>;
 }
 
+/// Two jobs fed the same reads: each sees the passes it asks for (the longer one's extra passes
+/// go to it alone), as `blocksight report` runs the load and the trace copy.
+pub struct Pair<A, B> {
+    pub a: A,
+    pub b: B,
+    pass: usize,
+}
+
+impl<A: Job, B: Job> Pair<A, B> {
+    pub fn new(a: A, b: B) -> Pair<A, B> {
+        Pair { a, b, pass: 0 }
+    }
+}
+
+impl<A: Job, B: Job> Job for Pair<A, B> {
+    type Output = (A::Output, B::Output);
+
+    fn passes(&self) -> usize {
+        self.a.passes().max(self.b.passes())
+    }
+
+    fn begin_pass(&mut self, pass: usize) {
+        self.pass = pass;
+        if pass < self.a.passes() {
+            self.a.begin_pass(pass);
+        }
+        if pass < self.b.passes() {
+            self.b.begin_pass(pass);
+        }
+    }
+
+    fn observe(&mut self, e: &IoEvent) {
+        if self.pass < self.a.passes() {
+            self.a.observe(e);
+        }
+        if self.pass < self.b.passes() {
+            self.b.observe(e);
+        }
+    }
+
+    fn end_pass(
+        &mut self,
+        header: &TraceHeader,
+        diagnostics: &Diagnostics,
+    ) -> Result<(), JobError> {
+        // Each job's pass count is read before its own end_pass (which may lower it).
+        if self.pass < self.a.passes() {
+            self.a.end_pass(header, diagnostics)?;
+        }
+        if self.pass < self.b.passes() {
+            self.b.end_pass(header, diagnostics)?;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Self::Output, JobError> {
+        Ok((self.a.finish()?, self.b.finish()?))
+    }
+}
+
 /// Runs a job over events already in memory (tests, and hosts that hold a small trace).
 pub fn run_events<J: Job>(
     mut job: J,

@@ -67,6 +67,25 @@ pub struct LoadResult {
     pub analysis: Option<AnalysisReport>,
 }
 
+/// Everything the web app's views show for one trace: what its worker posts after a load and
+/// what `blocksight report` embeds (as JSON) in a report, one type for both.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceResults {
+    pub file_name: String,
+    pub file_bytes: u64,
+    pub format: String,
+    pub format_description: String,
+    /// `gzip`, `zstd`, or `none`.
+    pub compression: String,
+    pub host: Option<String>,
+    pub stat: StatSummary,
+    pub analysis: AnalysisReport,
+    /// In a report whose embedded trace copy is a spatial sample: its rate. `None` when the copy
+    /// is the whole trace (or for a live load).
+    #[serde(default)]
+    pub embedded_sample_rate: Option<f64>,
+}
+
 /// The load job.
 pub struct Load {
     request: LoadRequest,

@@ -313,7 +313,7 @@ pub fn print_text(out: &mut impl Write, r: &AnalysisReport) -> std::io::Result<(
                 if g.device_name.is_empty() {
                     g.device.to_string()
                 } else {
-                    g.device_name.clone()
+                    escape(&g.device_name)
                 },
                 bytes(g.start_bytes),
                 bytes(g.end_bytes - g.start_bytes),

@@ -16,10 +16,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use analyzer_core::analysis::{Analysis, AnalysisConfig};
 use analyzer_core::compress::Codec;
-use analyzer_core::report::{self, Bundle, Page, TraceCopy};
-use analyzer_core::stat::Stat;
+use analyzer_core::job::copy::{Copy, CopyRequest};
+use analyzer_core::job::load::{Load, LoadRequest, TraceResults};
+use analyzer_core::job::Pair;
+use analyzer_core::report::{self, Bundle, Page};
 use anyhow::{bail, Context};
 
 use crate::input::{self, InputArgs};
@@ -43,34 +44,20 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let web = web_dir()?;
     let bundle = load_bundle(&web)?;
 
-    let mut stat = Stat::new();
-    let mut analysis = Analysis::new(AnalysisConfig::default());
-    let mut copy = TraceCopy::new(args.embed_events, None);
-    let read = input::read_events(&args.input, |e| {
-        stat.observe(e);
-        analysis.observe(e);
-        copy.push(e);
-    })?;
+    // One read for the load and the copy; a second only when the copy must be sampled.
+    let job = Pair::new(
+        Load::new(LoadRequest::new())?,
+        Copy::new(CopyRequest {
+            embed_events: args.embed_events,
+            total_events: None,
+        }),
+    );
+    let ((load, copy), read) = input::run_job(&args.input, job)?;
     input::warn_diagnostics(&read);
-    let stat = stat.finish(&read.header, &read.diagnostics);
-    let analysis = analysis.finish(&read.header, &read.diagnostics);
-
-    let mut sample_rate = None;
-    let trace = if args.embed_events == 0 {
-        None
-    } else if copy.complete() {
-        Some(copy.finish(&read.header))
-    } else {
-        // Too many events: a second pass keeps the requests whose first block hashes below a
-        // threshold, so every block is either fully in the copy or not at all.
-        let threshold = report::sample_threshold(args.embed_events, stat.events);
-        let mut sampled = TraceCopy::new(u64::MAX, threshold);
-        let mut quiet = args.input.clone();
-        quiet.quiet = true;
-        input::read_events(&quiet, |e| sampled.push(e))?;
-        sample_rate = sampled.sample_rate();
-        Some(sampled.finish(&read.header))
-    };
+    let stat = load.stat;
+    let analysis = load.analysis.context("the load ran without the analysis")?;
+    let sample_rate = copy.sample_rate;
+    let trace = (args.embed_events > 0).then_some(copy.trace);
 
     let file_name = display_name(&args.input.inputs);
     let file_bytes: u64 = args
@@ -93,18 +80,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         })
         .and_then(|h| Codec::detect(&h))
         .map_or("none", Codec::name);
-    // The web app's `Results` (web-app/src/worker/protocol.rs), field for field.
-    let results = serde_json::json!({
-        "file_name": file_name,
-        "file_bytes": file_bytes,
-        "format": read.format.name(),
-        "format_description": read.format.description(),
-        "compression": compression,
-        "host": read.header.host,
-        "stat": stat,
-        "analysis": analysis,
-        "embedded_sample_rate": sample_rate,
-    });
+    let results = TraceResults {
+        file_name: file_name.clone(),
+        file_bytes,
+        format: read.format.name().into(),
+        format_description: read.format.description().into(),
+        compression: compression.into(),
+        host: read.header.host.clone(),
+        stat,
+        analysis,
+        embedded_sample_rate: sample_rate,
+    };
     let results = serde_json::to_vec(&results)?;
     let html = report::render(&Page {
         bundle: &bundle,
@@ -125,7 +111,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 "a {:.2}% spatial sample of the trace ({}, about {} events)",
                 r * 100.0,
                 bytes(t.len() as u64),
-                count((stat.events as f64 * r) as u64)
+                count(copy.events)
             ),
         };
         eprintln!(
@@ -162,7 +148,7 @@ pub fn web_dir() -> anyhow::Result<PathBuf> {
         bail!(
             "BLOCKSIGHT_WEB_DIR={} does not hold a built web app (no index.html, web-app_bg.wasm, \
              worker_bg.wasm); build it with scripts/build-web.sh",
-            dir.display()
+            input::shown(&dir)
         );
     }
     if let Some(exe_dir) = std::env::current_exe()
@@ -211,7 +197,7 @@ fn is_bundle(dir: &Path) -> bool {
 pub fn load_bundle(dir: &Path) -> anyhow::Result<Bundle> {
     let read = |name: &str| {
         std::fs::read(dir.join(name))
-            .with_context(|| format!("cannot read {}", dir.join(name).display()))
+            .with_context(|| format!("cannot read {}", input::shown(&dir.join(name))))
     };
     let index = String::from_utf8_lossy(&read("index.html")?).into_owned();
     // The stylesheet: Trunk copies it as style.css (or inlines it into index.html).
@@ -233,7 +219,7 @@ pub fn load_bundle(dir: &Path) -> anyhow::Result<Bundle> {
         worker_wasm: read("worker_bg.wasm")?,
     };
     if let Err(e) = bundle.check() {
-        bail!("{e} ({})", dir.display());
+        bail!("{e} ({})", input::shown(dir));
     }
     Ok(bundle)
 }

@@ -2,8 +2,6 @@
 //! the UI hands over a `Blob` (or a same-origin URL) and gets progress and results back.
 
 use analyzer_core::analysis::timeline::TimelineReport;
-use analyzer_core::analysis::AnalysisReport;
-use analyzer_core::stat::StatSummary;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LoadError;
@@ -142,20 +140,6 @@ impl Response {
     }
 }
 
-/// Everything the views show for one trace. Also embedded (as JSON) in exported reports.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Results {
-    pub file_name: String,
-    pub file_bytes: u64,
-    pub format: String,
-    pub format_description: String,
-    /// `gzip`, `zstd`, or `none`.
-    pub compression: String,
-    pub host: Option<String>,
-    pub stat: StatSummary,
-    pub analysis: AnalysisReport,
-    /// In a report whose embedded trace copy is a spatial sample: its rate. `None` when the copy
-    /// is the whole trace (or for a live load).
-    #[serde(default)]
-    pub embedded_sample_rate: Option<f64>,
-}
+/// Everything the views show for one trace (also embedded, as JSON, in exported reports): the
+/// engine's type, which `blocksight report` writes too.
+pub use analyzer_core::job::load::TraceResults as Results;
