@@ -27,7 +27,7 @@ pub mod spec;
 
 use serde::{Deserialize, Serialize};
 
-pub use cache_tier::{CacheAccess, CacheTier, LruTier, SimulatorTier};
+pub use cache_tier::{CacheAccess, CacheTier, SimulatorTier};
 pub use controller::ControllerModel;
 pub use device::{DeviceModel, DiskPreset};
 pub use engine::{Engine, HostIo, RunResult, Target};

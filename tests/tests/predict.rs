@@ -11,8 +11,9 @@
 use analyzer_core::array::device::{DeviceModel, DiskPreset, HddModel};
 use analyzer_core::array::{
     cache_warmup_requests, run_synthetic, AccessSpec, ArrayConfig, CacheDevices, CacheTier,
-    ControllerModel, Level, LruTier, Node, ProfileKind, RunResult, StandardLevel, Synthetic,
+    ControllerModel, Level, Node, ProfileKind, RunResult, SimulatorTier, StandardLevel, Synthetic,
 };
+use analyzer_core::job::{CacheParams, CacheSize};
 use blocksight_tests::{assert_golden, data_dir, run_blocksight};
 
 fn hdd(p: DiskPreset) -> HddModel {
@@ -215,9 +216,20 @@ fn published_nytro_cache_on_twice_as_much_hot_data() {
     };
     let span = 200_000_000_000;
     let base = run(&cfg, spec, span, 1, 8_000, None, 0);
-    let mut lru = LruTier::new(100_000_000_000, 65536, false);
-    let warm = cache_warmup_requests(span, 100_000_000_000, 65536, spec.len_bytes);
-    let cached = run(&cfg, spec, span, 1, 8_000, Some(&mut lru), warm);
+    // The simulator users get: LRU, 64 KiB lines, write-through (allocate on read miss).
+    let (mut tier, factor) = tier(
+        CacheParams::choose(
+            None,
+            Some("lru"),
+            Some(65536),
+            Some("wt"),
+            None,
+            CacheSize::Bytes(100_000_000_000),
+        )
+        .expect("cache"),
+    );
+    let warm = cache_warmup_requests(span, 100_000_000_000, 65536, spec.len_bytes) * factor;
+    let cached = run(&cfg, spec, span, 1, 8_000, Some(&mut tier), warm);
     check(
         "Nytro 100 GB cache on 200 GB hot data, speed-up x100",
         100.0 * cached.iops / base.iops,
@@ -250,13 +262,31 @@ fn cachecade() -> (ArrayConfig, ArrayConfig) {
     (base, cached)
 }
 
+/// The cache tier `blocksight predict` and the web app build for these settings, and how many
+/// times more warm-up its admission rule needs.
+fn tier(params: CacheParams) -> (SimulatorTier, u64) {
+    let cfg = params.sim_config(None).expect("valid cache");
+    let factor = SimulatorTier::warmup_factor(&cfg);
+    (SimulatorTier::new(&cfg, "test").expect("tier"), factor)
+}
+
 fn cachecade_run(span: u64, requests: u64) -> RunResult {
     let (_, cfg) = cachecade();
-    // CacheCade 1.0 is a read cache: write-through, allocate on read miss.
-    let mut lru = LruTier::new(120_000_000_000, 65536, false);
+    // `--preset cachecade1`: the read-only cache with promotion on the second read.
+    let (mut tier, factor) = tier(
+        CacheParams::choose(
+            Some("cachecade1"),
+            None,
+            None,
+            None,
+            None,
+            CacheSize::Bytes(120_000_000_000),
+        )
+        .expect("preset"),
+    );
     let spec = ProfileKind::RandRead4k.spec();
-    let warm = cache_warmup_requests(span, 120_000_000_000, 65536, spec.len_bytes);
-    run(&cfg, spec, span, 1, requests, Some(&mut lru), warm)
+    let warm = cache_warmup_requests(span, 120_000_000_000, 65536, spec.len_bytes) * factor;
+    run(&cfg, spec, span, 1, requests, Some(&mut tier), warm)
 }
 
 #[test]

@@ -1029,3 +1029,224 @@ impl CacheTier for SharedTier {
         self.memo.borrow().tier.describe()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{run_events, CacheSize};
+    use crate::mrc::synth;
+
+    fn events(n: u64) -> Vec<IoEvent> {
+        synth::Synthetic::new(synth::SyntheticConfig {
+            requests: n,
+            zipf_lines: 5_000,
+            ..synth::SyntheticConfig::default()
+        })
+        .collect()
+    }
+
+    fn params(level: &str, disks: u32, disk: &str) -> ArrayParams {
+        ArrayParams {
+            level: level.into(),
+            disks,
+            disk: disk.into(),
+            ..ArrayParams::default()
+        }
+    }
+
+    fn lru(size_bytes: u64, mode: &str) -> CacheParams {
+        CacheParams {
+            size_bytes,
+            line_bytes: 64 << 10,
+            mode: mode.into(),
+            ..CacheParams::default()
+        }
+    }
+
+    fn predict(request: PredictRequest, events: &[IoEvent]) -> PredictResult {
+        run_events(
+            Predict::new(request).expect("valid"),
+            &TraceHeader::default(),
+            events,
+        )
+        .expect("runs")
+    }
+
+    /// The reference: one independent `TraceReplay` with a fresh simulator (what a separate
+    /// `blocksight predict --qd Q` run replays).
+    fn direct(
+        p: &ArrayParams,
+        cache: Option<&CacheParams>,
+        load: Load,
+        ev: &[IoEvent],
+    ) -> RunResult {
+        let mut cfg = p.config().expect("layout");
+        if cache.is_some() {
+            cfg = cfg
+                .with_cache(CacheDevicesParams::default().devices().expect("devices"))
+                .expect("cache");
+        }
+        let tier = cache.map(|c| {
+            Box::new(SimulatorTier::new(&c.sim_config(None).expect("cfg"), "ref").expect("tier"))
+                as Box<dyn CacheTier>
+        });
+        let mut r = TraceReplay::owning(&cfg, load.mode(), tier);
+        ev.iter().for_each(|e| r.observe(e));
+        r.finish()
+    }
+
+    #[test]
+    fn curve_points_equal_independent_replays_at_each_load() {
+        let ev = events(1_500);
+        let layouts = vec![params("raid5", 6, "sas-10k"), params("raid10", 4, "nvme")];
+        let cache = lru(64 << 20, "wb");
+        // 12 is not a curve depth: it is replayed too, and is the chosen result.
+        let r = predict(
+            PredictRequest::new(layouts.clone(), Some(cache.clone()), 12).with_curve(true),
+            &ev,
+        );
+        for (c, p) in r.configs.iter().zip(&layouts) {
+            assert_eq!(c.curve.len(), 10);
+            assert_eq!(c.curve_with_cache.len(), 10);
+            for (i, pt) in c.curve.iter().enumerate() {
+                let load = Load::Outstanding(pt.load as u32);
+                if ![1, 12, 256].contains(&(pt.load as u32)) {
+                    continue;
+                }
+                let plain = direct(p, None, load, &ev);
+                let cached = direct(p, Some(&cache), load, &ev);
+                assert_eq!(
+                    (pt.iops, pt.p99_latency_nanos),
+                    (plain.iops, plain.latency.p99_nanos)
+                );
+                let q = &c.curve_with_cache[i];
+                assert_eq!(
+                    (q.iops, q.p99_latency_nanos),
+                    (cached.iops, cached.latency.p99_nanos)
+                );
+            }
+            assert_eq!(c.without_cache, direct(p, None, Load::Outstanding(12), &ev));
+            assert_eq!(
+                c.with_cache.as_ref(),
+                Some(&direct(p, Some(&cache), Load::Outstanding(12), &ev))
+            );
+            // More outstanding I/Os raise throughput and latency.
+            assert!(c.curve[9].iops > c.curve[0].iops, "{:?}", c.curve);
+            assert!(c.curve[9].mean_latency_nanos > c.curve[0].mean_latency_nanos);
+        }
+    }
+
+    #[test]
+    fn an_open_loop_curve_is_faster_replays_of_the_same_trace() {
+        let ev = events(2_000);
+        let p = params("raid10", 4, "nvme");
+        let r = predict(
+            PredictRequest {
+                speed: Some(2.0),
+                ..PredictRequest::new(vec![p.clone()], None, 1).with_curve(true)
+            },
+            &ev,
+        );
+        let loads: Vec<f64> = r.configs[0].curve.iter().map(|c| c.load).collect();
+        assert_eq!(loads, vec![1.0, 2.0, 4.0, 8.0, 16.0]);
+        assert_eq!(
+            r.configs[0].without_cache,
+            direct(&p, None, Load::Speed(2.0), &ev)
+        );
+        // Far from saturation, each doubling of the speed about doubles the completed IOPS
+        for w in r.configs[0].curve.windows(2) {
+            // (the last requests' latency tail lengthens every run by the same time)
+            let ratio = w[1].iops / w[0].iops;
+            assert!(ratio > 1.8 && ratio <= 2.0 + 1e-9, "{ratio}: {w:?}");
+        }
+    }
+
+    #[test]
+    fn a_window_replays_only_its_requests() {
+        let ev = events(6_000);
+        let origin = ev[0].time_nanos;
+        let span = ev[ev.len() - 1].time_nanos - origin;
+        let window = (span / 3, span / 3 * 2);
+        let p = params("raid5", 6, "sas-10k");
+        let cache = lru(256 << 20, "wt");
+        let r = predict(
+            PredictRequest::new(vec![p.clone()], Some(cache.clone()), 16).with_window(Some(window)),
+            &ev,
+        );
+        let inside: Vec<IoEvent> = ev
+            .iter()
+            .filter(|e| (window.0..window.1).contains(&(e.time_nanos - origin)))
+            .copied()
+            .collect();
+        assert!(inside.len() > 100 && inside.len() < ev.len() / 2);
+        assert_eq!(
+            r.configs[0].without_cache,
+            direct(&p, None, Load::Outstanding(16), &inside)
+        );
+        assert_eq!(
+            r.configs[0].with_cache.as_ref(),
+            Some(&direct(&p, Some(&cache), Load::Outstanding(16), &inside))
+        );
+        assert_eq!(r.replayed_requests, inside.len() as u64);
+        assert!(r.assumptions.iter().any(|a| a.contains("time window")));
+    }
+
+    #[test]
+    fn a_share_of_the_footprint_sizes_the_tier_from_a_first_pass() {
+        let ev = events(3_000);
+        let mut f = LineFootprint::new(65536);
+        ev.iter().for_each(|e| f.observe(e));
+        let lines = f.lines().0;
+        let job = Predict::new(PredictRequest::new(
+            vec![ArrayParams::default()],
+            Some(lru(0, "wt").with_size(CacheSize::FootprintPercent(50.0))),
+            4,
+        ))
+        .expect("valid");
+        assert_eq!(job.passes(), 2);
+        let r = run_events(job, &TraceHeader::default(), &ev).expect("runs");
+        let want = (lines as f64 * 0.5).ceil() as u64;
+        assert!(
+            r.cache_description
+                .as_deref()
+                .is_some_and(|d| d.contains(&format!("over {} lines", count(want)))),
+            "{:?} vs {want}",
+            r.cache_description
+        );
+    }
+
+    #[test]
+    fn impossible_requests_are_refused_in_words() {
+        let err = |r: PredictRequest| {
+            Predict::new(r)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        let e = err(PredictRequest::new(
+            vec![params("raid10", 0, "nvme")],
+            None,
+            1,
+        ));
+        assert!(e.contains("raid10") && e.contains("at least 4"), "{e}");
+        let e = err(PredictRequest::new(
+            vec![params("raid6", 2, "nvme")],
+            None,
+            1,
+        ));
+        assert!(e.starts_with("layout 1:") && e.contains("raid6"), "{e}");
+        let e = err(PredictRequest::new(vec![ArrayParams::default()], None, 0));
+        assert!(e.contains("0 outstanding"), "{e}");
+        let belady = CacheParams {
+            policy: "belady".into(),
+            ..lru(1 << 30, "wt")
+        };
+        let e = err(PredictRequest::new(
+            vec![ArrayParams::default()],
+            Some(belady),
+            1,
+        ));
+        assert!(e.contains("online"), "{e}");
+        assert!(err(PredictRequest::new(Vec::new(), None, 1)).contains("1 to 4"));
+    }
+}
