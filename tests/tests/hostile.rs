@@ -225,10 +225,9 @@ struct Server {
 }
 
 impl Server {
-    fn start(web: &Path, header_timeout_secs: u64) -> Server {
+    fn start(web: &Path) -> Server {
         let mut child = Command::new(blocksight_bin())
-            .args(["serve", "--port", "0", "--header-timeout"])
-            .arg(header_timeout_secs.to_string())
+            .args(["serve", "--port", "0"])
             .env("BLOCKSIGHT_WEB_DIR", web)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -268,7 +267,7 @@ fn response(mut s: TcpStream) -> String {
 #[test]
 fn issue_13_serve_answers_431_to_an_over_long_head_instead_of_resetting() {
     let tmp = TempDir::new("serve431");
-    let server = Server::start(&fake_bundle(&tmp.0), 10);
+    let server = Server::start(&fake_bundle(&tmp.0));
     let host = format!("Host: 127.0.0.1:{}\r\n", server.port);
     let mut s = server.connect();
     s.write_all(format!("GET / HTTP/1.1\r\n{host}\r\n").as_bytes())
@@ -288,13 +287,13 @@ fn issue_13_serve_answers_431_to_an_over_long_head_instead_of_resetting() {
 #[test]
 fn issue_13_serve_drops_a_client_that_drips_its_head() {
     let tmp = TempDir::new("servedrip");
-    let server = Server::start(&fake_bundle(&tmp.0), 1);
+    let server = Server::start(&fake_bundle(&tmp.0));
     let mut s = server.connect();
     s.set_read_timeout(Some(Duration::from_millis(100)))
         .expect("timeout");
     s.write_all(b"GET / HTTP/1.1\r\nX-Slow: ").expect("send");
     // One byte per 0.1 s for up to 60 s (the old server's 30 s timeout was per read, so a
-    // dripping client was never dropped). The header deadline is 1 s.
+    // dripping client was never dropped). The default header deadline is 10 s.
     let mut closed = false;
     for _ in 0..600 {
         if s.write_all(b"a").is_err() {
