@@ -85,6 +85,11 @@ pub struct Diagnostics {
     /// Bytes at the end of the input that did not form a complete record (a file cut off
     /// mid-write).
     pub truncated_tail_bytes: u64,
+    /// The input's format has an end marker and this input ended without it: the writer was
+    /// stopped before it finished (a recording killed with SIGKILL, a full disk, a copy cut
+    /// short), even when the cut fell exactly between two records.
+    #[serde(default)]
+    pub end_marker_missing: bool,
 }
 
 impl Diagnostics {
@@ -101,6 +106,7 @@ impl Diagnostics {
         self.skipped_records += other.skipped_records;
         self.ignored_records += other.ignored_records;
         self.truncated_tail_bytes += other.truncated_tail_bytes;
+        self.end_marker_missing |= other.end_marker_missing;
         for r in &other.reasons {
             if self.reasons.len() < MAX_REASONS {
                 self.reasons.push(r.clone());

@@ -405,6 +405,12 @@ pub fn warn_diagnostics(summary: &ReadSummary) {
             plural(d.truncated_tail_bytes, "byte", "bytes")
         );
     }
+    if d.end_marker_missing {
+        eprintln!(
+            "blocksight: warning: the input has no end marker: its writer was stopped before it \
+             finished (a killed recording?), so events after the last complete chunk are missing"
+        );
+    }
     if summary.header.dropped_events > 0 {
         eprintln!(
             "blocksight: warning: the recorder dropped {}; results undercount the load",
