@@ -451,7 +451,7 @@ mod tests {
         let mut h = HotBlocks::new(4096, 1 << 20);
         let header = TraceHeader {
             devices: (0..4)
-                .map(|i| crate::event::DeviceInfo::named(&format!("vol{i}")))
+                .map(|i| crate::event::DeviceInfo::named(format!("vol{i}")))
                 .collect(),
             ..TraceHeader::new("t")
         };
