@@ -313,6 +313,9 @@ pub fn warn_diagnostics(summary: &ReadSummary) {
             d.truncated_tail_bytes
         );
     }
+    if let Some(warning) = d.order_warning() {
+        eprintln!("blocksight: warning: {warning}");
+    }
     if summary.header.dropped_events > 0 {
         eprintln!(
             "blocksight: warning: the recorder dropped {} event(s); results undercount the load",

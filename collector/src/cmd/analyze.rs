@@ -92,15 +92,23 @@ pub fn print_text(out: &mut impl Write, r: &AnalysisReport) -> std::io::Result<(
             "              recorded with spatial sampling at rate {rate}: counts are of the sample"
         )?;
     }
-    writeln!(
-        out,
-        "load          {} requests over {}: {:.0} IOPS, read {:.1} MiB/s, write {:.1} MiB/s",
-        count(s.events),
-        duration(s.duration_nanos),
-        s.mean_iops,
-        s.read_mib_per_sec,
-        s.write_mib_per_sec
-    )?;
+    match analyzer_core::stat::rates_unmeasured_reason(s.duration_nanos, s.clock_resolution_nanos) {
+        Some(why) => writeln!(
+            out,
+            "load          {} requests over {}: rates {why}",
+            count(s.events),
+            duration(s.duration_nanos)
+        )?,
+        None => writeln!(
+            out,
+            "load          {} requests over {}: {:.0} IOPS, read {:.1} MiB/s, write {:.1} MiB/s",
+            count(s.events),
+            duration(s.duration_nanos),
+            s.mean_iops,
+            s.read_mib_per_sec,
+            s.write_mib_per_sec
+        )?,
+    }
     for o in &s.ops {
         if o.requests == 0 && matches!(o.op, Op::Discard | Op::Flush) {
             continue;
@@ -199,7 +207,12 @@ pub fn print_text(out: &mut impl Write, r: &AnalysisReport) -> std::io::Result<(
         }
     }
     let tl = &r.timeline;
-    if let Some(peak) = tl.bins.iter().max_by(|a, b| a.iops.total_cmp(&b.iops)) {
+    if let Some(peak) = tl
+        .bins
+        .iter()
+        .filter(|_| s.rates_measured)
+        .max_by(|a, b| a.iops.total_cmp(&b.iops))
+    {
         write!(
             out,
             "peak          {:.0} IOPS in the {} bin at +{}",

@@ -94,11 +94,14 @@ pub fn print_text(out: &mut impl Write, s: &StatSummary) -> std::io::Result<()> 
             ", estimated by sampling"
         }
     )?;
-    writeln!(
-        out,
-        "mean rate     {:.0} IOPS, read {:.1} MiB/s, write {:.1} MiB/s",
-        s.iops, s.read_mib_per_sec, s.write_mib_per_sec
-    )?;
+    match analyzer_core::stat::rates_unmeasured_reason(s.duration_nanos, s.clock_resolution_nanos) {
+        Some(why) => writeln!(out, "mean rate     {why}")?,
+        None => writeln!(
+            out,
+            "mean rate     {:.0} IOPS, read {:.1} MiB/s, write {:.1} MiB/s",
+            s.iops, s.read_mib_per_sec, s.write_mib_per_sec
+        )?,
+    }
     writeln!(
         out,
         "mean size     {}",
