@@ -23,7 +23,7 @@ const SNIFF_BYTES: usize = 64 * 1024;
 #[derive(clap::Args, Debug, Clone)]
 pub struct InputArgs {
     /// Trace files. Several files are merged by time into one trace (blktrace's per-CPU files
-    /// NAME.blktrace.N can be given as NAME). .gz, .zst and .xz files are decompressed.
+    /// NAME.blktrace.N can be given as NAME). .gz, .zst, .bz2 and .xz files are decompressed.
     #[arg(required = true, value_name = "IN")]
     pub inputs: Vec<PathBuf>,
     /// The input format; detected from the first bytes when omitted. `blocksight formats` lists
@@ -55,6 +55,7 @@ enum Compression {
     Gzip,
     Zstd,
     Xz,
+    Bzip2,
 }
 
 fn compression_of(head: &[u8]) -> Compression {
@@ -64,6 +65,10 @@ fn compression_of(head: &[u8]) -> Compression {
         Compression::Zstd
     } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
         Compression::Xz
+    } else if analyzer_core::compress::Codec::detect(head)
+        == Some(analyzer_core::compress::Codec::Bzip2)
+    {
+        Compression::Bzip2
     } else {
         Compression::None
     }
@@ -116,6 +121,7 @@ fn open(path: &Path, bar: &ProgressBar) -> anyhow::Result<Source> {
                 .with_context(|| format!("{} is not a valid zstd file", path.display()))?,
         ),
         Compression::Xz => Box::new(xz2::read::XzDecoder::new_multi_decoder(raw)),
+        Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(raw)),
     };
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut reader)
