@@ -26,7 +26,7 @@ const SNIFF_BYTES: usize = 64 * 1024;
 #[derive(clap::Args, Debug, Clone)]
 pub struct InputArgs {
     /// Trace files. Several files are merged by time into one trace (blktrace's per-CPU files
-    /// NAME.blktrace.N can be given as NAME). .gz, .zst and .xz files are decompressed.
+    /// NAME.blktrace.N can be given as NAME). .gz, .zst, .bz2 and .xz files are decompressed.
     #[arg(required = true, value_name = "IN")]
     pub inputs: Vec<PathBuf>,
     /// The input format; detected from the first bytes when omitted. `blocksight formats` lists
@@ -117,6 +117,7 @@ fn open(path: &Path, bar: &ProgressBar) -> anyhow::Result<Source> {
                 .with_context(|| format!("{} is not a valid zstd file", shown(path)))?,
         ),
         Compression::Xz => Box::new(xz2::read::XzDecoder::new_multi_decoder(raw)),
+        Compression::Codec(Codec::Bzip2) => Box::new(bzip2::read::MultiBzDecoder::new(raw)),
     };
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut reader)
@@ -404,6 +405,15 @@ pub fn warn_diagnostics(summary: &ReadSummary) {
             "blocksight: warning: the input ends with {} of an incomplete record (cut off mid-write?)",
             plural(d.truncated_tail_bytes, "byte", "bytes")
         );
+    }
+    if d.end_marker_missing {
+        eprintln!(
+            "blocksight: warning: the input has no end marker: its writer was stopped before it \
+             finished (a killed recording?), so events after the last complete chunk are missing"
+        );
+    }
+    if let Some(warning) = d.order_warning() {
+        eprintln!("blocksight: warning: {warning}");
     }
     if summary.header.dropped_events > 0 {
         eprintln!(

@@ -195,18 +195,19 @@ async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events
         return failed(e.unwrap_or_default());
     }
     match copy.finish() {
-        Ok(done) => {
-            let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(done.trace.as_slice()));
+        Ok(Some(done)) => {
+            let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(done.bytes.as_slice()));
             match web_sys::Blob::new_with_u8_array_sequence(&parts) {
                 Ok(trace) => Response::Exported {
                     job,
                     trace,
-                    sample_rate: done.sample_rate,
+                    sample_rate: done.sample_rate(),
                     events: done.events,
                 },
                 Err(_) => failed("the browser could not hold the trace copy".into()),
             }
         }
+        Ok(None) => failed("no trace copy was asked for (0 events)".into()),
         Err(e) => failed(e.to_string()),
     }
 }

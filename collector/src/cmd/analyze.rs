@@ -95,15 +95,23 @@ pub fn print_text(out: &mut impl Write, r: &AnalysisReport) -> std::io::Result<(
             )?;
         }
     }
-    writeln!(
-        out,
-        "load          {} over {}: {} IOPS, read {}, write {}",
-        analyzer_core::units::plural(s.events, "request", "requests"),
-        duration(s.duration_nanos),
-        per_sec(s.mean_iops),
-        bytes_per_sec(s.read_mib_per_sec * 1048576.0),
-        bytes_per_sec(s.write_mib_per_sec * 1048576.0)
-    )?;
+    match analyzer_core::stat::rates_unmeasured_reason(s.duration_nanos, s.clock_resolution_nanos) {
+        Some(why) => writeln!(
+            out,
+            "load          {} over {}: rates {why}",
+            analyzer_core::units::plural(s.events, "request", "requests"),
+            duration(s.duration_nanos)
+        )?,
+        None => writeln!(
+            out,
+            "load          {} over {}: {} IOPS, read {}, write {}",
+            analyzer_core::units::plural(s.events, "request", "requests"),
+            duration(s.duration_nanos),
+            per_sec(s.mean_iops),
+            bytes_per_sec(s.read_mib_per_sec * 1048576.0),
+            bytes_per_sec(s.write_mib_per_sec * 1048576.0)
+        )?,
+    }
     for o in &s.ops {
         if o.requests == 0 && matches!(o.op, Op::Discard | Op::Flush) {
             continue;
@@ -202,7 +210,12 @@ pub fn print_text(out: &mut impl Write, r: &AnalysisReport) -> std::io::Result<(
         }
     }
     let tl = &r.timeline;
-    if let Some(peak) = tl.bins.iter().max_by(|a, b| a.iops.total_cmp(&b.iops)) {
+    if let Some(peak) = tl
+        .bins
+        .iter()
+        .filter(|_| s.rates_measured)
+        .max_by(|a, b| a.iops.total_cmp(&b.iops))
+    {
         write!(
             out,
             "peak          {:.0} IOPS in the {} bin at +{}",

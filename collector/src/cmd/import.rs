@@ -120,9 +120,10 @@ fn import(
                 devices_written = header.devices.len();
             }
             Some(enc) if header.devices.len() > devices_written => {
-                // Text formats find devices as they go; record them at once so that even a cut
-                // file names its devices.
-                enc.update_header(&stamped(header), &mut buf);
+                // Text formats find devices as they go; the encoder names them before the chunk
+                // that first uses them, so that even a cut file names its devices, and writes
+                // only the new ones (linear in the events, however many devices there are).
+                enc.add_devices(&header.devices);
                 devices_written = header.devices.len();
             }
             Some(_) => {}

@@ -20,11 +20,11 @@ use analyzer_core::compress::Codec;
 use analyzer_core::job::copy::{Copy, CopyRequest};
 use analyzer_core::job::load::{Load, LoadRequest, TraceResults};
 use analyzer_core::job::Pair;
-use analyzer_core::report::{self, Bundle, Page};
+use analyzer_core::report::{self, Bundle, EmbeddedCopy, Page};
 use anyhow::{bail, Context};
 
 use crate::input::{self, InputArgs};
-use analyzer_core::units::{bytes, count};
+use analyzer_core::units::bytes;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -56,8 +56,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     input::warn_diagnostics(&read);
     let stat = load.stat;
     let analysis = load.analysis.context("the load ran without the analysis")?;
-    let sample_rate = copy.sample_rate;
-    let trace = (args.embed_events > 0).then_some(copy.trace);
+    let trace = copy;
+    let sample_rate = trace.as_ref().and_then(EmbeddedCopy::sample_rate);
 
     let file_name = display_name(&args.input.inputs);
     let file_bytes: u64 = args
@@ -95,7 +95,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let html = report::render(&Page {
         bundle: &bundle,
         results_json: &results,
-        trace: trace.as_deref(),
+        trace: trace.as_ref().map(|t| &t.bytes[..]),
         name: &file_name,
         url_hash: None,
     });
@@ -104,15 +104,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     out.write_all(html.as_bytes())
         .with_context(|| format!("cannot write {}", crate::input::shown(&args.output)))?;
     if !args.input.quiet {
-        let embedded = match (&trace, sample_rate) {
-            (None, _) => "no trace copy".to_owned(),
-            (Some(t), None) => format!("the whole trace ({})", bytes(t.len() as u64)),
-            (Some(t), Some(r)) => format!(
-                "a {:.2}% spatial sample of the trace ({}, about {} events)",
-                r * 100.0,
-                bytes(t.len() as u64),
-                count(copy.events)
-            ),
+        let embedded = match &trace {
+            None => "no trace copy".to_owned(),
+            Some(t) => t.describe(&bytes(t.bytes.len() as u64)),
         };
         eprintln!(
             "blocksight: wrote {} ({}; embeds {embedded})",

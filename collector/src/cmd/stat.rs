@@ -105,13 +105,16 @@ pub fn print_text(out: &mut impl Write, s: &StatSummary) -> std::io::Result<()> 
             ", estimated by sampling"
         }
     )?;
-    writeln!(
-        out,
-        "mean rate     {} IOPS, read {}, write {}",
-        per_sec(s.iops),
-        bytes_per_sec(s.read_mib_per_sec * 1048576.0),
-        bytes_per_sec(s.write_mib_per_sec * 1048576.0)
-    )?;
+    match analyzer_core::stat::rates_unmeasured_reason(s.duration_nanos, s.clock_resolution_nanos) {
+        Some(why) => writeln!(out, "mean rate     {why}")?,
+        None => writeln!(
+            out,
+            "mean rate     {} IOPS, read {}, write {}",
+            per_sec(s.iops),
+            bytes_per_sec(s.read_mib_per_sec * 1048576.0),
+            bytes_per_sec(s.write_mib_per_sec * 1048576.0)
+        )?,
+    }
     writeln!(
         out,
         "mean size     {}",
