@@ -20,8 +20,8 @@ pub struct CopyRequest {
 }
 
 enum Stage {
-    Whole(TraceCopy),
-    Sampled(SampledCopy),
+    Whole(Box<TraceCopy>),
+    Sampled(Box<SampledCopy>),
 }
 
 /// The copy job; its result is `None` without a copy (`embed_events` 0).
@@ -40,8 +40,10 @@ impl Copy {
         let embed = request.embed_events;
         let stage = match request.total_events {
             _ if embed == 0 => None,
-            Some(total) if total > embed => Some(Stage::Sampled(SampledCopy::new(embed, total))),
-            _ => Some(Stage::Whole(TraceCopy::new(embed, None))),
+            Some(total) if total > embed => {
+                Some(Stage::Sampled(Box::new(SampledCopy::new(embed, total))))
+            }
+            _ => Some(Stage::Whole(Box::new(TraceCopy::new(embed, None)))),
         };
         Copy {
             passes: if request.total_events.is_some() || embed == 0 {
@@ -69,10 +71,10 @@ impl Job for Copy {
     fn begin_pass(&mut self, pass: usize) {
         self.pass = pass;
         if pass == 1 {
-            self.stage = Some(Stage::Sampled(SampledCopy::new(
+            self.stage = Some(Stage::Sampled(Box::new(SampledCopy::new(
                 self.request.embed_events,
                 self.seen,
-            )));
+            ))));
         }
     }
 
@@ -102,7 +104,7 @@ impl Job for Copy {
     fn finish(self) -> Result<Option<EmbeddedCopy>, JobError> {
         match self.stage {
             None => Ok(None),
-            Some(Stage::Sampled(c)) => Ok(Some(c.finish(&self.header))),
+            Some(Stage::Sampled(c)) => Ok(Some((*c).finish(&self.header))),
             Some(Stage::Whole(c)) => {
                 if !c.complete() {
                     let total = self.request.total_events.unwrap_or(self.seen);
@@ -112,7 +114,7 @@ impl Job for Copy {
                 }
                 let events = c.events();
                 Ok(Some(EmbeddedCopy {
-                    bytes: c.finish(&self.header),
+                    bytes: (*c).finish(&self.header),
                     events,
                     kind: CopyKind::Whole,
                 }))
