@@ -202,7 +202,7 @@ test('the cache view simulates the chosen cache in the worker and overlays polic
   const size = sizing.recommendation?.recommended?.size_bytes;
   if (size) {
     const sim = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--cache-size', String(size),
-      '--line-size', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt']));
+      '--line-size', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt'])).runs[0];
     assert.equal(await value('sim-hit'), sim.result.whole.ratios.line_hit_ratio);
     assert.equal(await value('sim-backend-writes'), sim.result.whole.counts.backend.write_ops);
   }
@@ -224,7 +224,7 @@ test('the cache view simulates the chosen cache in the worker and overlays polic
   }, wtWrites, { timeout: 120_000 });
   if (size) {
     const wb = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--cache-size', String(size),
-      '--line-size', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wb']));
+      '--line-size', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wb'])).runs[0];
     assert.equal(await value('sim-backend-writes'), wb.result.whole.counts.backend.write_ops);
     assert.equal(await value('sim-backend-reads'), wb.result.whole.counts.backend.read_ops);
     assert.equal(await value('sim-hit'), wb.result.whole.ratios.line_hit_ratio);
@@ -265,7 +265,7 @@ test('the cache view simulates product presets and admission rules, hits and fil
   await simDone();
   const size = await value('cache-size-value');
   const sim = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--preset', 'bcache', '--admission', 'nhit:3',
-    '--cache-size', String(size)]));
+    '--cache-size', String(size)])).runs[0];
   const w = sim.result.whole;
   assert.equal(await value('sim-hit'), w.ratios.line_hit_ratio);
   assert.equal(await value('sim-backend-reads'), w.counts.backend.read_ops);
@@ -301,7 +301,7 @@ test('the cache view simulates product presets and admission rules, hits and fil
   assert.doesNotMatch(page.url(), /cadm=/);
   await simDone();
   const dm = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--preset', 'dm-cache',
-    '--cache-size', String(await value('cache-size-value'))]));
+    '--cache-size', String(await value('cache-size-value'))])).runs[0];
   assert.equal(await value('sim-hit'), dm.result.whole.ratios.line_hit_ratio);
   assert.equal(await value('sim-backend-writes'), dm.result.whole.counts.backend.write_ops);
   console.log(`cache worker: dm-cache, ${await value('cache-sim-time')} ms`);
@@ -349,7 +349,7 @@ test('the cache view simulates product presets and admission rules, hits and fil
   const windowCsv = join(WORK, 'cache-window-only.csv');
   writeFileSync(windowCsv, [lines[0], ...kept].join('\n') + '\n');
   const ws = JSON.parse(run(['simulate', '--json', '-q', windowCsv, '--preset', 'bcache', '--admission', 'seqcut:1MiB',
-    '--cache-size', String(await value('cache-size-value'))]));
+    '--cache-size', String(await value('cache-size-value'))])).runs[0];
   const scopedHit = await value('sim-hit');
   assert.equal(scopedHit, ws.result.whole.ratios.line_hit_ratio);
   assert.equal(await value('sim-backend-reads'), ws.result.whole.counts.backend.read_ops);
@@ -380,7 +380,7 @@ test('the array view predicts layouts in the worker, the same numbers as blocksi
   if (size) {
     const cli = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid5', '--disks', '6',
       '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16', '--cache-size', String(size),
-      '--cache-line', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt']));
+      '--cache-line', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt'])).configs[0];
     assert.equal(await iops('iops-0'), cli.without_cache.iops);
     assert.equal(await iops('iops-cache-0'), cli.with_cache.iops);
   }
@@ -398,7 +398,7 @@ test('the array view predicts layouts in the worker, the same numbers as blocksi
   }, before, { timeout: 120_000 });
   const twelve = await iops('iops-0');
   const cli12 = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid5', '--disks', '12',
-    '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16']));
+    '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16'])).configs[0];
   assert.equal(twelve, cli12.without_cache.iops);
   assert.equal(await page.locator('[data-testid=array-config-0] .disk-bars').first().locator('.disk-bar').count(), 12);
 
@@ -442,7 +442,7 @@ test('the array view draws each layout\'s IOPS-vs-latency curve, the points of b
   await card.getByText('Show as table').click();
   assert.match(page.url(), /table=latency-curve/);
   const common = ['--layout', 'raid5', '--disks', '6', '--disk', 'sas-10k', '--chunk', '65536'];
-  const cli = JSON.parse(run(['predict', '--json', '-q', SAMPLE, ...common, '--qd', '16', '--curve']));
+  const cli = JSON.parse(run(['predict', '--json', '-q', SAMPLE, ...common, '--qd', '16', '--curve'])).configs[0];
   const point = (p) => [String(p.load), p.iops.toFixed(1), (p.mean_latency_nanos / 1e6).toFixed(3),
     (p.p99_latency_nanos / 1e6).toFixed(3)];
   let table = await rows();
@@ -460,7 +460,7 @@ test('the array view draws each layout\'s IOPS-vs-latency curve, the points of b
     assert.equal(cached.length, 9);
     for (const qd of [1, 64]) {
       const c = JSON.parse(run(['predict', '--json', '-q', SAMPLE, ...common, '--qd', String(qd),
-        '--cache-size', String(size), '--cache-line', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt']));
+        '--cache-size', String(size), '--cache-line', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt'])).configs[0];
       const row = cached.find((r) => r[2] === String(qd));
       assert.deepEqual(row.slice(2, 6), point({ load: qd, iops: c.with_cache.iops,
         mean_latency_nanos: c.with_cache.latency.mean_nanos, p99_latency_nanos: c.with_cache.latency.p99_nanos }));
@@ -695,7 +695,7 @@ test('the overview states hot data, the recommended cache and the predicted spee
   await page.waitForFunction(() => document.querySelector('[data-testid=card-speedup]')?.dataset.value, null, { timeout: 180_000 });
   const cli = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid5', '--disks', '6',
     '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16', '--cache-size', String(rec.size_bytes),
-    '--cache-line', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt']));
+    '--cache-line', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt'])).configs[0];
   const speed = page.locator('[data-testid=card-speedup]');
   assert.equal(Number(await speed.getAttribute('data-iops-without')), cli.without_cache.iops);
   assert.equal(Number(await speed.getAttribute('data-iops-with')), cli.with_cache.iops);
