@@ -72,7 +72,7 @@ def iodepth(fio):
 def md(bs, d, lab):
     p = lab["params"]
     cmd = [bs, "predict", "--md-members", "--layout", f"raid{p['level']}", "--disks", str(p["disks"]),
-           "--chunk", str(p["chunk_bytes"]), "--qd", str(iodepth(p.get("fio", "")))]
+           "--chunk", str(p["chunk_bytes"]), "--qd", str(p.get("iodepth") or iodepth(p.get("fio", "")))]
     if p.get("stripe_cache"):
         cmd += ["--stripe-cache-size", str(p["stripe_cache"])]
     cmd += [os.path.join(d, "bios.bst"), "--json", "-q"]
@@ -94,13 +94,13 @@ def main():
     args = sys.argv[1:]
     lab_dir = "tests/data/lab"
     bs = "blocksight"
-    md = False
+    markdown = False
     while args:
         a = args.pop(0)
         if a == "--blocksight":
             bs = args.pop(0)
         elif a == "--markdown":
-            md = True
+            markdown = True
         else:
             lab_dir = a
     for name in sorted(os.listdir(lab_dir)):
@@ -119,7 +119,7 @@ def main():
             continue
         if os.environ.get("COMPARE_SHORT"):
             print(f"{name:<34}" + "  ".join(f"{r[0].split()[0][:5]} {r[1]}/{r[2]}" for r in rows))
-        elif md:
+        elif markdown:
             for r in rows:
                 print(f"| {name} | {' | '.join(str(x) for x in r)} |")
         else:

@@ -316,6 +316,12 @@ impl MdModel {
             self.clock += 1;
             let clock = self.clock;
             let bios = self.bios;
+            let bit = 1u64 << (member % 64);
+            // A write overlapping a page already pending waits for that stripe to be handled
+            // (md's R5_Overlap), then is written on its own: overlapping writes never merge.
+            if self.heads.get(&key).is_some_and(|h| h.pending & bit != 0) {
+                self.handle(key);
+            }
             let h = self.heads.entry(key).or_default();
             if h.pending == 0 && h.last_use != 0 {
                 self.lru.remove(&h.last_use);
@@ -324,7 +330,7 @@ impl MdModel {
                 h.first_bio = bios;
                 self.pending.push_back(key);
             }
-            h.pending |= 1u64 << (member % 64);
+            h.pending |= bit;
             h.last_use = clock;
             let pending = h.pending;
             if pending & full == full {
@@ -348,12 +354,48 @@ impl MdModel {
                     }
                     self.handle(key);
                 }
-                _ => {
+                Some(_) => {
+                    self.pending.pop_front();
+                }
+                None => {
                     self.pending.pop_front();
                 }
             }
         }
+        // Heads that need no pre-read are not delayed: handled at the end of their bio.
+        let ready: Vec<u64> = self
+            .pending
+            .iter()
+            .copied()
+            .filter(|&k| {
+                self.heads
+                    .get(&k)
+                    .is_some_and(|h| h.pending != 0 && self.reads_needed(k, h) == 0)
+            })
+            .collect();
+        for k in ready {
+            self.handle(k);
+        }
         self.evict();
+    }
+
+    /// Member reads the cheaper method needs for head `key` now.
+    fn reads_needed(&self, key: u64, h: &Head) -> u32 {
+        let row = key / self.chunk_pages;
+        let (p, q) = self.parity_layout(row);
+        let parity_mask = if self.config.level == MdLevel::Raid6 {
+            1u64 << (p % 64) | 1u64 << (q % 64)
+        } else {
+            1u64 << (p % 64)
+        };
+        let data = self.full_mask(row);
+        let written = h.pending & data;
+        if written == data {
+            return 0;
+        }
+        let rmw = ((written | parity_mask) & !h.uptodate).count_ones();
+        let rcw = ((data & !written) & !h.uptodate).count_ones();
+        rmw.min(rcw)
     }
 
     /// Runs rmw or rcw on one head and writes its pages.
