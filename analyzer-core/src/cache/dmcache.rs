@@ -1412,7 +1412,7 @@ mod tests {
                 es[i as usize].level = (i * 8) as u8;
                 q_push(&mut es, &mut q, i);
             }
-            let mut queued = vec![false; 40];
+            let mut queued = [false; 40];
             for (op, i, extra) in ops {
                 let i = 8 + i % 32;
                 match op {
