@@ -96,7 +96,9 @@ def main():
         dev = p.get("dev", "")
         names = {v[0] if v else "": k for k, v in w["devs"].items()}
         stacked, members, first_ts = [], {}, None
-        member_names = [os.path.basename(m) for m in str(p.get("members", "")).split()]
+        # md's members are the first `disks` virtio disks (the guest's `members=` list is not
+        # quoted in the record, so it is rebuilt here).
+        member_names = ["vd" + chr(ord("a") + i) for i in range(int(p.get("disks", 0) or 0))]
         member_devs = {w_dev: n for n, w_dev in names.items() if n in member_names}
         for line in w["trace"]:
             m = LINE.match(line)

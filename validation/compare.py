@@ -18,6 +18,9 @@ import subprocess
 import sys
 
 
+EXTRA = os.environ.get("COMPARE_EXTRA", "").split()
+
+
 def run(cmd):
     r = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(r.stdout)
@@ -45,7 +48,7 @@ def dmcache(bs, d, lab):
            "--line-size", str(p["block_bytes"]), "--origin-size", str(p["origin_bytes"]),
            "--mode", "wb" if p["mode"] == "writeback" else "wt",
            "--created-before", str(p.get("created_before_first_bio_s", 0)),
-           os.path.join(d, "bios.bst"), "--json", "-q"]
+           os.path.join(d, "bios.bst"), "--json", "-q"] + EXTRA
     s = run(cmd)["result"]["status"]
     k = lab["counters"]
     rows = []
@@ -59,17 +62,45 @@ def dmcache(bs, d, lab):
     return rows
 
 
+def iodepth(fio):
+    for a in str(fio).split():
+        if a.startswith("--iodepth="):
+            return int(a.split("=", 1)[1])
+    return 1
+
+
+def md(bs, d, lab):
+    p = lab["params"]
+    cmd = [bs, "predict", "--md-members", "--layout", f"raid{p['level']}", "--disks", str(p["disks"]),
+           "--chunk", str(p["chunk_bytes"]), "--qd", str(p.get("iodepth") or iodepth(p.get("fio", "")))]
+    if p.get("stripe_cache"):
+        cmd += ["--stripe-cache-size", str(p["stripe_cache"])]
+    cmd += [os.path.join(d, "bios.bst"), "--json", "-q"]
+    t = run(cmd)["result"]["total"]
+    k = {"read_bios": 0, "read_sectors": 0, "write_bios": 0, "write_sectors": 0}
+    for m in lab.get("members_bios", {}).values():
+        for key in k:
+            k[key] += m[key]
+    rows = []
+    for what in ("read", "write"):
+        rows.append((f"member {what} bios", k[what + "_bios"], t[what + "_bios"],
+                     rel(k[what + "_bios"], t[what + "_bios"])))
+        rows.append((f"member {what} KiB", k[what + "_sectors"] // 2, t[what + "_bytes"] // 1024,
+                     rel(k[what + "_sectors"] // 2, t[what + "_bytes"] // 1024)))
+    return rows
+
+
 def main():
     args = sys.argv[1:]
     lab_dir = "tests/data/lab"
     bs = "blocksight"
-    md = False
+    markdown = False
     while args:
         a = args.pop(0)
         if a == "--blocksight":
             bs = args.pop(0)
         elif a == "--markdown":
-            md = True
+            markdown = True
         else:
             lab_dir = a
     for name in sorted(os.listdir(lab_dir)):
@@ -82,9 +113,13 @@ def main():
         product = lab["params"].get("product")
         if product == "dm-cache":
             rows = dmcache(bs, d, lab)
+        elif product == "md":
+            rows = md(bs, d, lab)
         else:
             continue
-        if md:
+        if os.environ.get("COMPARE_SHORT"):
+            print(f"{name:<34}" + "  ".join(f"{r[0].split()[0][:5]} {r[1]}/{r[2]}" for r in rows))
+        elif markdown:
             for r in rows:
                 print(f"| {name} | {' | '.join(str(x) for x in r)} |")
         else:

@@ -21,6 +21,7 @@ pub mod device;
 pub mod engine;
 pub mod histogram;
 pub mod layout;
+pub mod md;
 pub mod profile;
 pub mod rng;
 pub mod spec;

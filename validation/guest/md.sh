@@ -18,7 +18,7 @@ mdw() {
   begin "$n" product=md level=$level disks=$nd chunk_bytes=$((chunk * 1024)) stripe_cache=$(cat /sys/block/md0/md/stripe_cache_size 2>/dev/null || echo 0) group_thread_cnt=$(cat /sys/block/md0/md/group_thread_cnt 2>/dev/null || echo 0) data_offset_sectors=$off md_bytes=$(( $(blockdev --getsz /dev/md0) * 512 )) dev=$maj,$min members="$disks" fio="$*"
   for d in $disks; do counter before $(basename $d) $(cat /sys/block/$(basename $d)/stat); done
   trace_on "dev == $(devt $maj $min) || (dev >= $(devt $VMAJ 0) && dev < $(devt $VMAJ 64))"
-  fiorun "$n" /dev/md0 ${RT:-10} "$@"
+  fiorun "$n" /dev/md0 ${RT:-8} "$@"
   sync; sleep 1
   trace_off "$n"
   for d in $disks; do counter after $(basename $d) $(cat /sys/block/$(basename $d)/stat); done

@@ -1371,4 +1371,81 @@ mod tests {
         assert_eq!(level_of(129), Some(1));
         assert_eq!(level_of(65), Some(63));
     }
+
+    /// Walks every level's list both ways: links agree, levels match, lengths count the
+    /// non-sentinels, and the queue's length is their sum.
+    fn check_queue(es: &[Entry], q: &Queue) -> Vec<u32> {
+        let mut all = Vec::new();
+        let mut total = 0;
+        for (level, l) in q.lists.iter().enumerate() {
+            let (mut i, mut prev, mut n) = (l.head, NONE, 0);
+            while i != NONE {
+                assert_eq!(es[i as usize].prev, prev, "back link");
+                assert_eq!(es[i as usize].level as usize, level, "level");
+                if !es[i as usize].sentinel {
+                    n += 1;
+                }
+                all.push(i);
+                prev = i;
+                i = es[i as usize].next;
+            }
+            assert_eq!(l.tail, prev, "tail");
+            assert_eq!(l.len, n, "level length");
+            total += n;
+        }
+        assert_eq!(q.len, total, "queue length");
+        all
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn queue_operations_keep_the_lists_consistent(
+            ops in proptest::collection::vec((0u8..6, 0u32..40, 0u8..5), 1..300)
+        ) {
+            // 8 sentinels (one per level 0..7) and 32 entries.
+            let mut es = vec![BLANK; 40];
+            let mut q = Queue::new();
+            q.nr_top_levels = 8;
+            q.nr_in_top_levels = 3;
+            for i in 0..8u32 {
+                es[i as usize].sentinel = true;
+                es[i as usize].level = (i * 8) as u8;
+                q_push(&mut es, &mut q, i);
+            }
+            let mut queued = [false; 40];
+            for (op, i, extra) in ops {
+                let i = 8 + i % 32;
+                match op {
+                    0 | 1 if !queued[i as usize] => {
+                        es[i as usize].level = extra * 13;
+                        q_push(&mut es, &mut q, i);
+                        queued[i as usize] = true;
+                    }
+                    2 if queued[i as usize] => {
+                        q_del(&mut es, &mut q, i);
+                        queued[i as usize] = false;
+                    }
+                    3 if queued[i as usize] => {
+                        // Sentinels passed must sit in the entry's own level, as the
+                        // kernel's (and the model's) are.
+                        let level = u32::from(es[i as usize].level);
+                        let s = (level % 8 == 0).then_some((level / 8, level / 8));
+                        q_requeue(&mut es, &mut q, i, extra, s);
+                    }
+                    4 => q_redistribute(&mut es, &mut q),
+                    5 => {
+                        if let Some(e) = q_pop(&mut es, &mut q) {
+                            queued[e as usize] = false;
+                        }
+                    }
+                    _ => {}
+                }
+                let mut seen = check_queue(&es, &q);
+                seen.sort_unstable();
+                let mut want: Vec<u32> = (0..8).chain((8..40).filter(|&e| queued[e as usize])).collect();
+                want.sort_unstable();
+                proptest::prop_assert_eq!(seen, want);
+            }
+        }
+    }
 }

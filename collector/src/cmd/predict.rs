@@ -136,6 +136,16 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub cache_disks: u32,
 
+    /// Instead of timing: what Linux md sends each member for the trace's bios (RAID 0/1/10/5/6
+    /// from --layout, --disks and --chunk; RAID 5/6 with its stripe cache), per member.
+    #[arg(long = "md-members", requires = "inputs")]
+    pub md_members: bool,
+    /// md's stripe_cache_size for --md-members (default 256).
+    #[arg(long = "stripe-cache-size", value_name = "N")]
+    pub stripe_cache_size: Option<u32>,
+    /// md's group_thread_cnt for --md-members (default 0: raid5d alone).
+    #[arg(long = "group-thread-cnt", value_name = "N")]
+    pub group_thread_cnt: Option<u32>,
     /// Only the requests from START to END after the trace's first request (`10s..70s`), as
     /// the web app's brushed time window.
     #[arg(long, value_name = "START..END")]
@@ -278,6 +288,9 @@ pub fn predict(args: &Args) -> anyhow::Result<PredictResult> {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
+    if args.md_members {
+        return run_md_members(args);
+    }
     let prediction = predict(args)?;
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -407,5 +420,78 @@ pub fn print_text(out: &mut impl Write, p: &PredictResult) -> std::io::Result<()
         writeln!(out, "  - {a}")?;
     }
     writeln!(out, "  - model presets and calibration: docs/model.md")?;
+    Ok(())
+}
+
+/// `--md-members`: the md member-I/O model (`analyzer_core::array::md`) on the trace's bios.
+fn run_md_members(args: &Args) -> anyhow::Result<()> {
+    use analyzer_core::array::md::{MdConfig, MdLevel, MdModel};
+    let level = match args
+        .layout
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("raid0") => MdLevel::Raid0,
+        Some("raid1") => MdLevel::Raid1,
+        Some("raid10") => MdLevel::Raid10,
+        Some("raid5") => MdLevel::Raid5,
+        Some("raid6") => MdLevel::Raid6,
+        other => {
+            bail!("--md-members needs --layout raid0, raid1, raid10, raid5 or raid6, not {other:?}")
+        }
+    };
+    let disks = args.disks.context("--md-members needs --disks")?;
+    let mut config = MdConfig::new(level, disks, args.chunk);
+    if let Some(n) = args.stripe_cache_size {
+        config.stripe_cache_size = n;
+    }
+    if let Some(n) = args.group_thread_cnt {
+        config.group_thread_cnt = n;
+    }
+    config.gather_bios = args.qd.unwrap_or(1).max(1);
+    let mut model = MdModel::new(&config).map_err(anyhow::Error::msg)?;
+    let input = crate::input::InputArgs {
+        inputs: args.inputs.clone(),
+        format: args.format.clone(),
+        action: args.action.clone(),
+        csv_columns: args.csv_columns.clone(),
+        quiet: args.quiet,
+    };
+    let read = crate::input::read_events(&input, |e| model.observe(e))?;
+    crate::input::warn_diagnostics(&read);
+    let result = model.finish();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(
+            &mut out,
+            &serde_json::json!({ "model": "md", "result": result }),
+        )?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "md {:?}, {} members, chunk {} bytes, stripe_cache_size {}",
+            level, disks, args.chunk, config.stripe_cache_size
+        )?;
+        writeln!(
+            out,
+            "stripes: {} rmw, {} rcw, {} full",
+            result.rmw_stripes, result.rcw_stripes, result.full_stripes
+        )?;
+        for (i, m) in result.members.iter().enumerate() {
+            writeln!(
+                out,
+                "member {i}: {} reads ({} bytes), {} writes ({} bytes)",
+                m.read_bios, m.read_bytes, m.write_bios, m.write_bytes
+            )?;
+        }
+        let t = result.total;
+        writeln!(
+            out,
+            "total: {} reads ({} bytes), {} writes ({} bytes)",
+            t.read_bios, t.read_bytes, t.write_bios, t.write_bytes
+        )?;
+    }
     Ok(())
 }

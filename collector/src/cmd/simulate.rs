@@ -38,7 +38,8 @@ pub struct Args {
     /// seqcut:SIZE (bypass sequential streams of SIZE or more). Default always, or the preset's.
     #[arg(long, value_name = "RULE")]
     pub admission: Option<String>,
-    /// A product model: dm-cache, bcache, opencas, opencas-nhit, cachecade1, cachecade2
+    /// A product model: dm-cache-smq (the dm-cache/smq model, docs/cache.md), dm-cache, bcache,
+    /// opencas, opencas-nhit, cachecade1, cachecade2
     /// (docs/cache.md lists their sources and assumptions). Other flags override its settings.
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,

@@ -1,0 +1,610 @@
+//! What Linux md sends to its member disks for a stream of bios: a counting model of md RAID
+//! 0/1/10 (near copies) and RAID 5/6 with its stripe cache, written from md(4),
+//! `Documentation/admin-guide/md.rst` and how `drivers/md/raid5.c` behaves (kernel 6.1):
+//!
+//! - **Stripe heads.** RAID 5/6 work in stripe heads: one page (4 KiB) of every member at the
+//!   same member offset. A write marks the pages it covers; the stripe cache holds
+//!   `stripe_cache_size` stripe heads (default 256) and remembers which pages are up to date
+//!   (read or written while the head stayed cached, least recently used heads are reused).
+//! - **Read-modify-write versus reconstruct-write, per stripe.** When a head with pending
+//!   writes is handled, md counts the member reads each method needs, skipping pages already
+//!   up to date in the head: rmw reads the old data of the written pages and the parity, rcw
+//!   reads the data pages not being written. rmw is taken only when it needs strictly fewer
+//!   reads (the default `rmw_level`), so a tie goes to rcw; a full-stripe write reads nothing.
+//!   Then every written data page and the parity page(s) are written, one 4 KiB bio each.
+//! - **Gathering.** Heads needing reads are delayed (md's delayed list, released while fewer
+//!   than `IO_THRESHOLD` pre-reads are active), so bios in flight at the same time can fill
+//!   the same head: a head is handled once it is full or `gather_bios` later bios have
+//!   arrived (the workload's queue depth is the natural value).
+//! - **Reads** that fit a chunk go straight to the member (md's chunk-aligned read path), one
+//!   bio per chunk piece; RAID 1/10 read one copy (alternating here: md balances by head
+//!   position and pending I/O), write all copies.
+//! - **raid5d.** Every RAID 5/6 stripe head is handled by the single `raid5d` thread unless
+//!   `group_thread_cnt` adds worker threads (md.rst, "group_thread_cnt"). The count model does
+//!   not need it; [`MdConfig::group_thread_cnt`] is carried so the timing model can bound
+//!   parity throughput by it (docs/model.md cites the measured ceilings).
+//!
+//! Memory: the stripe cache's heads plus the pending ones, bounded by `stripe_cache_size` and
+//! the gather window.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{IoEvent, Op};
+use crate::hash::IntMap;
+
+/// md's stripe-head page (`RAID5_STRIPE_SIZE`, one page on x86).
+pub const STRIPE_PAGE_BYTES: u64 = 4096;
+/// md's default `stripe_cache_size`.
+pub const DEFAULT_STRIPE_CACHE_SIZE: u32 = 256;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MdLevel {
+    Raid0,
+    Raid1,
+    /// Near-2 layout (md's default for RAID 10).
+    Raid10,
+    Raid5,
+    Raid6,
+}
+
+impl MdLevel {
+    pub fn from_number(n: u32) -> Option<MdLevel> {
+        match n {
+            0 => Some(MdLevel::Raid0),
+            1 => Some(MdLevel::Raid1),
+            10 => Some(MdLevel::Raid10),
+            5 => Some(MdLevel::Raid5),
+            6 => Some(MdLevel::Raid6),
+            _ => None,
+        }
+    }
+    fn parity(self) -> u32 {
+        match self {
+            MdLevel::Raid5 => 1,
+            MdLevel::Raid6 => 2,
+            _ => 0,
+        }
+    }
+}
+
+/// One md array.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MdConfig {
+    pub level: MdLevel,
+    pub members: u32,
+    pub chunk_bytes: u64,
+    /// Stripe heads in the stripe cache (RAID 5/6).
+    pub stripe_cache_size: u32,
+    /// Bios (the one that dirtied a head included) a head needing pre-reads waits for before
+    /// it is handled: 1 handles it at the end of its own bio.
+    pub gather_bios: u32,
+    /// raid5d worker threads besides raid5d itself (md's `group_thread_cnt`, default 0).
+    pub group_thread_cnt: u32,
+}
+
+impl MdConfig {
+    pub fn new(level: MdLevel, members: u32, chunk_bytes: u64) -> MdConfig {
+        MdConfig {
+            level,
+            members,
+            chunk_bytes,
+            stripe_cache_size: DEFAULT_STRIPE_CACHE_SIZE,
+            gather_bios: 1,
+            group_thread_cnt: 0,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        let min = match self.level {
+            MdLevel::Raid0 | MdLevel::Raid1 => 2,
+            MdLevel::Raid10 => 2,
+            MdLevel::Raid5 => 3,
+            MdLevel::Raid6 => 4,
+        };
+        if self.members < min || self.members > 256 {
+            return Err(format!(
+                "{:?} needs {min} to 256 members, not {}",
+                self.level, self.members
+            ));
+        }
+        if self.level != MdLevel::Raid1
+            && (self.chunk_bytes < STRIPE_PAGE_BYTES || self.chunk_bytes % STRIPE_PAGE_BYTES != 0)
+        {
+            return Err(format!(
+                "chunk {} bytes: expected a multiple of 4 KiB",
+                self.chunk_bytes
+            ));
+        }
+        if matches!(self.level, MdLevel::Raid5 | MdLevel::Raid6) && self.stripe_cache_size < 17 {
+            return Err("stripe_cache_size must be at least 17 (md's minimum)".into());
+        }
+        Ok(())
+    }
+}
+
+/// What md sent one member.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberIo {
+    pub read_bios: u64,
+    pub read_bytes: u64,
+    pub write_bios: u64,
+    pub write_bytes: u64,
+}
+
+/// The model's result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MdResult {
+    pub config: MdConfig,
+    pub members: Vec<MemberIo>,
+    pub total: MemberIo,
+    /// Stripe heads handled by read-modify-write, reconstruct-write and as full stripes.
+    pub rmw_stripes: u64,
+    pub rcw_stripes: u64,
+    pub full_stripes: u64,
+    /// Member reads saved because the page was up to date in the stripe cache.
+    pub cached_page_reads_saved: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Head {
+    /// Pages up to date, one bit per member (≤ 64 members tracked; wider arrays never cache).
+    uptodate: u64,
+    /// Data pages with a pending write, one bit per member.
+    pending: u64,
+    /// Bio sequence number of the first pending write.
+    first_bio: u64,
+    last_use: u64,
+}
+
+/// The streaming md model.
+pub struct MdModel {
+    config: MdConfig,
+    data_disks: u64,
+    chunk_pages: u64,
+    heads: IntMap<u64, Head>,
+    /// Heads with pending writes, in the order they became pending.
+    pending: std::collections::VecDeque<u64>,
+    /// Idle heads by last use (md's inactive list, least recently used first).
+    lru: std::collections::BTreeMap<u64, u64>,
+    members: Vec<MemberIo>,
+    bios: u64,
+    clock: u64,
+    mirror_turn: u64,
+    rmw: u64,
+    rcw: u64,
+    full: u64,
+    saved: u64,
+}
+
+impl MdModel {
+    pub fn new(config: &MdConfig) -> Result<MdModel, String> {
+        config.validate()?;
+        let data_disks = match config.level {
+            MdLevel::Raid0 => u64::from(config.members),
+            MdLevel::Raid1 => 1,
+            MdLevel::Raid10 => u64::from(config.members / 2).max(1),
+            MdLevel::Raid5 | MdLevel::Raid6 => u64::from(config.members - config.level.parity()),
+        };
+        Ok(MdModel {
+            data_disks,
+            chunk_pages: config.chunk_bytes / STRIPE_PAGE_BYTES,
+            heads: IntMap::default(),
+            pending: std::collections::VecDeque::new(),
+            lru: std::collections::BTreeMap::new(),
+            members: vec![MemberIo::default(); config.members as usize],
+            bios: 0,
+            clock: 0,
+            mirror_turn: 0,
+            rmw: 0,
+            rcw: 0,
+            full: 0,
+            saved: 0,
+            config: config.clone(),
+        })
+    }
+
+    fn read(&mut self, member: usize, bytes: u64) {
+        let m = &mut self.members[member];
+        m.read_bios += 1;
+        m.read_bytes += bytes;
+    }
+
+    fn write(&mut self, member: usize, bytes: u64) {
+        let m = &mut self.members[member];
+        m.write_bios += 1;
+        m.write_bytes += bytes;
+    }
+
+    /// Left-symmetric parity: the members holding P (and Q) and the member of data index `d`
+    /// in stripe row `row`.
+    fn parity_layout(&self, row: u64) -> (u64, u64) {
+        let n = u64::from(self.config.members);
+        // P rotates backwards from the last member; Q follows P (RAID 6).
+        let p = n - 1 - row % n;
+        (p, (p + 1) % n)
+    }
+
+    fn data_member(&self, row: u64, d: u64) -> u64 {
+        let n = u64::from(self.config.members);
+        let (p, _) = self.parity_layout(row);
+        // Left-symmetric: data starts just after the parity and wraps.
+        (p + u64::from(self.config.level.parity()) + d) % n
+    }
+
+    pub fn observe(&mut self, e: &IoEvent) {
+        if e.len_bytes == 0 || !matches!(e.op, Op::Read | Op::Write) {
+            return;
+        }
+        self.bios += 1;
+        let chunk = self.config.chunk_bytes;
+        match self.config.level {
+            MdLevel::Raid1 => {
+                let n = self.config.members as usize;
+                let len = u64::from(e.len_bytes);
+                if e.op == Op::Read {
+                    let m = (self.mirror_turn % n as u64) as usize;
+                    self.mirror_turn += 1;
+                    self.read(m, len);
+                } else {
+                    for m in 0..n {
+                        self.write(m, len);
+                    }
+                }
+            }
+            MdLevel::Raid0 | MdLevel::Raid10 => {
+                let copies = if self.config.level == MdLevel::Raid10 {
+                    2
+                } else {
+                    1
+                };
+                let n = u64::from(self.config.members);
+                let mut off = e.offset_bytes;
+                let end = e.end_bytes();
+                while off < end {
+                    let c = off / chunk;
+                    let piece = ((c + 1) * chunk).min(end) - off;
+                    // Near layout: chunk c's copies sit on members (c*copies + k) mod n.
+                    let first = (c * copies) % n;
+                    if e.op == Op::Read {
+                        let k = if copies > 1 {
+                            self.mirror_turn % copies
+                        } else {
+                            0
+                        };
+                        self.mirror_turn += 1;
+                        self.read(((first + k) % n) as usize, piece);
+                    } else {
+                        for k in 0..copies {
+                            self.write(((first + k) % n) as usize, piece);
+                        }
+                    }
+                    off += piece;
+                }
+            }
+            MdLevel::Raid5 | MdLevel::Raid6 => self.observe_parity(e),
+        }
+    }
+
+    fn observe_parity(&mut self, e: &IoEvent) {
+        let chunk = self.config.chunk_bytes;
+        let dd = self.data_disks;
+        if e.op == Op::Read {
+            let mut off = e.offset_bytes;
+            let end = e.end_bytes();
+            while off < end {
+                let c = off / chunk;
+                let piece = ((c + 1) * chunk).min(end) - off;
+                let row = c / dd;
+                let m = self.data_member(row, c % dd);
+                self.read(m as usize, piece);
+                off += piece;
+            }
+            self.handle_due();
+            return;
+        }
+        // Writes: mark each page's stripe head.
+        let first_page = e.offset_bytes / STRIPE_PAGE_BYTES;
+        let last_page = (e.end_bytes() - 1) / STRIPE_PAGE_BYTES;
+        for page in first_page..=last_page {
+            let c = page / self.chunk_pages;
+            let in_chunk = page % self.chunk_pages;
+            let row = c / dd;
+            let member = self.data_member(row, c % dd);
+            let key = row * self.chunk_pages + in_chunk;
+            let full = self.full_mask(row);
+            self.clock += 1;
+            let clock = self.clock;
+            let bios = self.bios;
+            let bit = 1u64 << (member % 64);
+            // A write overlapping a page already pending waits for that stripe to be handled
+            // (md's R5_Overlap), then is written on its own: overlapping writes never merge.
+            if self.heads.get(&key).is_some_and(|h| h.pending & bit != 0) {
+                self.handle(key);
+            }
+            let h = self.heads.entry(key).or_default();
+            if h.pending == 0 && h.last_use != 0 {
+                self.lru.remove(&h.last_use);
+            }
+            if h.pending == 0 {
+                h.first_bio = bios;
+                self.pending.push_back(key);
+            }
+            h.pending |= bit;
+            h.last_use = clock;
+            let pending = h.pending;
+            if pending & full == full {
+                self.handle(key);
+            }
+        }
+        self.handle_due();
+    }
+
+    fn full_mask(&self, row: u64) -> u64 {
+        (0..self.data_disks).fold(0u64, |m, d| m | 1u64 << (self.data_member(row, d) % 64))
+    }
+
+    /// Handles the pending heads whose gather window has passed.
+    fn handle_due(&mut self) {
+        while let Some(&key) = self.pending.front() {
+            match self.heads.get(&key) {
+                Some(h) if h.pending != 0 => {
+                    if self.bios - h.first_bio + 1 < u64::from(self.config.gather_bios) {
+                        break;
+                    }
+                    self.handle(key);
+                }
+                Some(_) => {
+                    self.pending.pop_front();
+                }
+                None => {
+                    self.pending.pop_front();
+                }
+            }
+        }
+        // Heads that need no pre-read are not delayed: handled at the end of their bio.
+        let ready: Vec<u64> = self
+            .pending
+            .iter()
+            .copied()
+            .filter(|&k| {
+                self.heads
+                    .get(&k)
+                    .is_some_and(|h| h.pending != 0 && self.reads_needed(k, h) == 0)
+            })
+            .collect();
+        for k in ready {
+            self.handle(k);
+        }
+        self.evict();
+    }
+
+    /// Member reads the cheaper method needs for head `key` now.
+    fn reads_needed(&self, key: u64, h: &Head) -> u32 {
+        let row = key / self.chunk_pages;
+        let (p, q) = self.parity_layout(row);
+        let parity_mask = if self.config.level == MdLevel::Raid6 {
+            1u64 << (p % 64) | 1u64 << (q % 64)
+        } else {
+            1u64 << (p % 64)
+        };
+        let data = self.full_mask(row);
+        let written = h.pending & data;
+        if written == data {
+            return 0;
+        }
+        let rmw = ((written | parity_mask) & !h.uptodate).count_ones();
+        let rcw = ((data & !written) & !h.uptodate).count_ones();
+        rmw.min(rcw)
+    }
+
+    /// Runs rmw or rcw on one head and writes its pages.
+    fn handle(&mut self, key: u64) {
+        let Some(mut h) = self.heads.get(&key).copied() else {
+            return;
+        };
+        if h.pending == 0 {
+            return;
+        }
+        let row = key / self.chunk_pages;
+        let (p, q) = self.parity_layout(row);
+        let parity_mask = if self.config.level == MdLevel::Raid6 {
+            1u64 << (p % 64) | 1u64 << (q % 64)
+        } else {
+            1u64 << (p % 64)
+        };
+        let data = self.full_mask(row);
+        let written = h.pending & data;
+        let not_up = !h.uptodate;
+        // rmw: old data of the written pages and the parity, where not up to date.
+        let rmw_set = (written | parity_mask) & not_up;
+        // rcw: the data pages not being written, where not up to date.
+        let rcw_set = (data & !written) & not_up;
+        let (rmw, rcw) = (rmw_set.count_ones(), rcw_set.count_ones());
+        let reads = if written == data {
+            self.full += 1;
+            0
+        } else if rmw < rcw && rmw > 0 {
+            self.rmw += 1;
+            rmw_set
+        } else {
+            self.rcw += 1;
+            rcw_set
+        };
+        let saved_from = if reads == rmw_set {
+            written | parity_mask
+        } else {
+            data & !written
+        };
+        if written != data {
+            self.saved += u64::from((saved_from & h.uptodate).count_ones());
+        }
+        for m in 0..self.config.members as usize {
+            let bit = 1u64 << (m % 64);
+            if reads & bit != 0 {
+                self.read(m, STRIPE_PAGE_BYTES);
+            }
+        }
+        for m in 0..self.config.members as usize {
+            let bit = 1u64 << (m % 64);
+            if (written | parity_mask) & bit != 0 {
+                self.write(m, STRIPE_PAGE_BYTES);
+            }
+        }
+        h.uptodate |= reads | written | parity_mask;
+        h.pending = 0;
+        self.heads.insert(key, h);
+        self.lru.insert(h.last_use, key);
+    }
+
+    /// Keeps at most `stripe_cache_size` heads, reusing the least recently used idle ones.
+    fn evict(&mut self) {
+        let cap = self.config.stripe_cache_size as usize;
+        while self.heads.len() > cap {
+            let Some((_, k)) = self.lru.pop_first() else {
+                return;
+            };
+            self.heads.remove(&k);
+        }
+    }
+
+    pub fn finish(mut self) -> MdResult {
+        while let Some(key) = self.pending.pop_front() {
+            self.handle(key);
+        }
+        let total = self
+            .members
+            .iter()
+            .fold(MemberIo::default(), |a, m| MemberIo {
+                read_bios: a.read_bios + m.read_bios,
+                read_bytes: a.read_bytes + m.read_bytes,
+                write_bios: a.write_bios + m.write_bios,
+                write_bytes: a.write_bytes + m.write_bytes,
+            });
+        MdResult {
+            members: self.members,
+            total,
+            rmw_stripes: self.rmw,
+            rcw_stripes: self.rcw,
+            full_stripes: self.full,
+            cached_page_reads_saved: self.saved,
+            config: self.config,
+        }
+    }
+}
+
+/// Runs `events` through a fresh model.
+pub fn simulate_md(
+    config: &MdConfig,
+    events: impl IntoIterator<Item = IoEvent>,
+) -> Result<MdResult, String> {
+    let mut m = MdModel::new(config)?;
+    for e in events {
+        m.observe(&e);
+    }
+    Ok(m.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KIB: u64 = 1024;
+
+    fn w(offset_bytes: u64, len_bytes: u32) -> IoEvent {
+        IoEvent {
+            time_nanos: 0,
+            device: 0,
+            offset_bytes,
+            len_bytes,
+            op: Op::Write,
+            latency_nanos: None,
+            pid: None,
+        }
+    }
+
+    fn run(c: &MdConfig, events: &[IoEvent]) -> MdResult {
+        simulate_md(c, events.iter().copied()).unwrap()
+    }
+
+    #[test]
+    fn a_small_raid5_write_ties_and_md_takes_reconstruct_write() {
+        // 3 data disks: rmw reads old data + parity (2), rcw the two other data pages (2).
+        let c = MdConfig::new(MdLevel::Raid5, 4, 64 * KIB);
+        let r = run(&c, &[w(0, 4096)]);
+        assert_eq!((r.rcw_stripes, r.rmw_stripes), (1, 0));
+        assert_eq!((r.total.read_bios, r.total.write_bios), (2, 2));
+        // 4 data disks: rmw 2 reads beats rcw 3.
+        let c5 = MdConfig::new(MdLevel::Raid5, 5, 64 * KIB);
+        let r = run(&c5, &[w(0, 4096)]);
+        assert_eq!(
+            (r.rmw_stripes, r.total.read_bios, r.total.write_bios),
+            (1, 2, 2)
+        );
+    }
+
+    #[test]
+    fn raid6_small_write_reads_the_other_data_page() {
+        let c = MdConfig::new(MdLevel::Raid6, 4, 64 * KIB);
+        let r = run(&c, &[w(0, 4096)]);
+        assert_eq!((r.total.read_bios, r.total.write_bios), (1, 3));
+    }
+
+    #[test]
+    fn full_stripes_read_nothing_and_cached_pages_save_reads() {
+        let c = MdConfig::new(MdLevel::Raid5, 4, 64 * KIB);
+        let r = run(&c, &[w(0, 192 * 1024)]);
+        assert_eq!(r.full_stripes, 16);
+        assert_eq!((r.total.read_bios, r.total.write_bios), (0, 64));
+        assert_eq!(r.total.write_bytes, 4 * 64 * KIB);
+        // The same page twice: the second write finds the stripe up to date.
+        let r = run(&c, &[w(0, 4096), w(0, 4096)]);
+        assert_eq!((r.total.read_bios, r.total.write_bios), (2, 4));
+        assert_eq!(r.cached_page_reads_saved, 2);
+        // A stripe cache of 17 heads forgets: 40 other stripes in between.
+        let mut c17 = c.clone();
+        c17.stripe_cache_size = 17;
+        let mut ev = vec![w(0, 4096)];
+        ev.extend((1..41u64).map(|i| w(i * 192 * KIB, 4096)));
+        ev.push(w(0, 4096));
+        let r = run(&c17, &ev);
+        assert_eq!(r.total.read_bios, 2 * 42);
+    }
+
+    #[test]
+    fn gathering_lets_two_bios_fill_one_stripe() {
+        // Two halves of a stripe row: with a window of 2 bios they meet in one head.
+        let mut c = MdConfig::new(MdLevel::Raid5, 3, 4 * KIB);
+        let halves = [w(0, 4096), w(4096, 4096)];
+        let r = run(&c, &halves);
+        assert_eq!((r.full_stripes, r.total.read_bios), (0, 1));
+        c.gather_bios = 2;
+        let r = run(&c, &halves);
+        assert_eq!((r.full_stripes, r.total.read_bios), (1, 0));
+    }
+
+    #[test]
+    fn parity_rotates_left_symmetric_and_reads_go_to_one_member() {
+        let c = MdConfig::new(MdLevel::Raid5, 4, 64 * KIB);
+        let m = MdModel::new(&c).unwrap();
+        // Row 0: parity on the last member, data on 0, 1, 2; row 1: parity on member 2, data
+        // starts after it (3, 0, 1).
+        assert_eq!(m.parity_layout(0).0, 3);
+        assert_eq!(
+            (0..3).map(|d| m.data_member(0, d)).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+        assert_eq!(m.parity_layout(1).0, 2);
+        assert_eq!(
+            (0..3).map(|d| m.data_member(1, d)).collect::<Vec<_>>(),
+            [3, 0, 1]
+        );
+        let read = IoEvent {
+            op: Op::Read,
+            ..w(60 * 1024, 8192)
+        };
+        let r = run(&c, &[read]);
+        // 60 KiB + 8 KiB crosses the first chunk boundary: two member reads.
+        assert_eq!((r.members[0].read_bios, r.members[1].read_bios), (1, 1));
+    }
+}

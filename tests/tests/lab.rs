@@ -1,0 +1,265 @@
+//! The product models against the real kernel: every stored lab output in `tests/data/lab/`
+//! (recorded by `validation/`, see its README) is replayed through `blocksight` and the model's
+//! counters are compared with the kernel's, within the targets of docs/validation.md:
+//! dm-cache read and write hit ratios within 2 points and promotions within 15%; md total
+//! member reads and writes (bios and bytes) within 10%.
+
+use std::path::Path;
+
+use blocksight_tests::{data_dir, run_blocksight};
+use serde_json::Value;
+
+/// Hit ratios: within this many points of the kernel's.
+const HIT_RATIO_POINTS: f64 = 2.0;
+/// Promotions: within this share of the kernel's.
+const PROMOTIONS_SHARE: f64 = 0.15;
+/// md: total member reads and writes (bios and bytes), each within this share of the kernel's.
+const MEMBER_IO_SHARE: f64 = 0.10;
+
+fn lab_dirs() -> Vec<std::path::PathBuf> {
+    let root = data_dir().join("lab");
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .filter_map(|d| d.ok().map(|d| d.path()))
+        .filter(|d| d.join("lab.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn load(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("lab.json")).expect("lab.json");
+    serde_json::from_str(&text).expect("lab.json is JSON")
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .or_else(|| v[key].as_str().and_then(|s| s.parse().ok()))
+        .unwrap_or_else(|| panic!("{key} missing in {v}"))
+}
+
+fn ratio(hits: f64, misses: f64) -> Option<f64> {
+    (hits + misses > 0.0).then(|| hits / (hits + misses))
+}
+
+/// Runs `blocksight simulate --preset dm-cache-smq` on a stored dm-cache workload and returns
+/// the failures (empty when every counter is within its target).
+fn check_dm_cache(dir: &Path, lab: &Value) -> Vec<String> {
+    let p = &lab["params"];
+    let mode = if p["mode"] == "writeback" { "wb" } else { "wt" };
+    let created = p["created_before_first_bio_s"].as_f64().unwrap_or(0.0);
+    let out = run_blocksight([
+        "simulate".to_string(),
+        "--preset".into(),
+        "dm-cache-smq".into(),
+        "--cache-size".into(),
+        format!("{}", num(p, "cache_bytes") as u64),
+        "--line-size".into(),
+        format!("{}", num(p, "block_bytes") as u64),
+        "--origin-size".into(),
+        format!("{}", num(p, "origin_bytes") as u64),
+        "--mode".into(),
+        mode.into(),
+        "--created-before".into(),
+        format!("{created}"),
+        dir.join("bios.bst").display().to_string(),
+        "--json".into(),
+        "-q".into(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let model: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let s = &model["result"]["status"];
+    let k = &lab["counters"];
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let mut failures = Vec::new();
+    for what in ["read", "write"] {
+        let kr = ratio(
+            num(k, &format!("{what}_hits")),
+            num(k, &format!("{what}_misses")),
+        );
+        let mr = ratio(
+            num(s, &format!("{what}_hits")),
+            num(s, &format!("{what}_misses")),
+        );
+        match (kr, mr) {
+            (Some(kr), Some(mr)) if ((mr - kr) * 100.0).abs() > HIT_RATIO_POINTS => {
+                failures.push(format!(
+                    "{name}: {what} hit ratio kernel {:.1}% model {:.1}%",
+                    kr * 100.0,
+                    mr * 100.0
+                ))
+            }
+            (None, None) | (Some(_), Some(_)) => {}
+            _ => failures.push(format!("{name}: {what}s on one side only")),
+        }
+    }
+    let (kp, mp) = (num(k, "promotions"), num(s, "promotions"));
+    if (mp - kp).abs() > PROMOTIONS_SHARE * kp.max(1.0) {
+        failures.push(format!("{name}: promotions kernel {kp} model {mp}"));
+    }
+    // Same bio pieces on both sides: the kernel counts every piece as a hit or a miss except
+    // the whole-block writes it promotes with the bio itself.
+    let kernel_counted: f64 = ["read_hits", "read_misses", "write_hits", "write_misses"]
+        .iter()
+        .map(|c| num(k, c))
+        .sum();
+    let model_counted: f64 = ["read_hits", "read_misses", "write_hits", "write_misses"]
+        .iter()
+        .map(|c| num(s, c))
+        .sum();
+    if (kernel_counted - model_counted).abs() > 0.01 * kernel_counted {
+        failures.push(format!(
+            "{name}: bio pieces counted: kernel {kernel_counted}, model {model_counted}"
+        ));
+    }
+    failures
+}
+
+/// Runs `blocksight predict --md-members` on a stored md workload and compares the member I/O
+/// with the bios md sent its members (their `block_bio_queue`).
+fn check_md(dir: &Path, lab: &Value) -> Vec<String> {
+    let p = &lab["params"];
+    let mut args = vec![
+        "predict".to_string(),
+        "--md-members".into(),
+        "--layout".into(),
+        format!("raid{}", num(p, "level") as u64),
+        "--disks".into(),
+        format!("{}", num(p, "disks") as u64),
+        "--chunk".into(),
+        format!("{}", num(p, "chunk_bytes") as u64),
+        "--qd".into(),
+        format!("{}", num(p, "iodepth") as u64),
+    ];
+    let sc = num(p, "stripe_cache") as u64;
+    if sc > 0 {
+        args.extend(["--stripe-cache-size".to_string(), sc.to_string()]);
+    }
+    args.extend([
+        dir.join("bios.bst").display().to_string(),
+        "--json".into(),
+        "-q".into(),
+    ]);
+    let out = run_blocksight(&args);
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let model: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let t = &model["result"]["total"];
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let members = lab["members_bios"].as_object().expect("members_bios");
+    let kernel = |key: &str| members.values().map(|m| num(m, key)).sum::<f64>();
+    let mut failures = Vec::new();
+    for (what, kernel_value, model_value) in [
+        ("member read bios", kernel("read_bios"), num(t, "read_bios")),
+        (
+            "member read bytes",
+            kernel("read_sectors") * 512.0,
+            num(t, "read_bytes"),
+        ),
+        (
+            "member write bios",
+            kernel("write_bios"),
+            num(t, "write_bios"),
+        ),
+        (
+            "member write bytes",
+            kernel("write_sectors") * 512.0,
+            num(t, "write_bytes"),
+        ),
+    ] {
+        if (model_value - kernel_value).abs() > MEMBER_IO_SHARE * kernel_value.max(1.0) {
+            failures.push(format!(
+                "{name}: {what} kernel {kernel_value} model {model_value}"
+            ));
+        }
+    }
+    failures
+}
+
+/// Workload counters the model misses its target on today (docs/validation.md gives the
+/// numbers and the suspected mechanisms). The test fails when this set changes either way: a
+/// new miss is a regression, a fixed one must be moved out of this list and the docs.
+const KNOWN_OUTSIDE: &[&str] = &[
+    "dmc-wb1m-128m-z099-rw50: read hit ratio",
+    "dmc-wb1m-128m-z099-rw50: promotions",
+    "dmc-wb32k-128m-z099-rw60: promotions",
+    "dmc-wb32k-64m-phases-rw70: write hit ratio",
+    "dmc-wb32k-64m-phases-rw70: promotions",
+    "dmc-wb32k-64m-uniform-rw60: promotions",
+    "dmc-wb64k-128m-hotset-rw70: write hit ratio",
+    "dmc-wb64k-64m-z12-rw70: read hit ratio",
+    "dmc-wb64k-64m-z12-rw70: write hit ratio",
+    "dmc-wt128k-32m-z12-rw60: read hit ratio",
+    "dmc-wt128k-32m-z12-rw60: promotions",
+    "dmc-wt64k-256m-z099-r4k: promotions",
+    "md5-c512-seqwrite1m: member read bios",
+    "md5-c512-seqwrite1m: member read bytes",
+];
+
+fn key(failure: &str) -> String {
+    // "name: what kernel ... model ..." -> "name: what"
+    let cut = failure.find(" kernel").unwrap_or(failure.len());
+    failure[..cut].to_string()
+}
+
+#[test]
+fn dm_cache_model_matches_the_kernel_on_every_lab_workload() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for dir in lab_dirs() {
+        let lab = load(&dir);
+        if lab["params"]["product"] == "dm-cache" {
+            failures.extend(check_dm_cache(&dir, &lab));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} dm-cache lab workloads stored");
+    check_known(&failures, "dmc-");
+}
+
+#[test]
+fn md_model_matches_the_kernel_on_every_lab_workload() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for dir in lab_dirs() {
+        let lab = load(&dir);
+        if lab["params"]["product"] == "md" {
+            failures.extend(check_md(&dir, &lab));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} md lab workloads stored");
+    check_known(&failures, "md");
+}
+
+/// Asserts that the failures are exactly the known misses among workloads named `prefix...`.
+fn check_known(failures: &[String], prefix: &str) {
+    let got: std::collections::BTreeSet<String> = failures.iter().map(|f| key(f)).collect();
+    let known: std::collections::BTreeSet<String> = KNOWN_OUTSIDE
+        .iter()
+        .filter(|k| k.starts_with(prefix))
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(
+        got,
+        known,
+        "the set of counters outside their targets changed; all misses now:\n{}",
+        failures.join("\n")
+    );
+}
