@@ -69,7 +69,8 @@ impl MiniSimConfig {
     /// The quick curve for an interactive first answer: as [`MiniSimConfig::new`], with the
     /// miniatures' total work bounded to [`Self::INTERACTIVE_PASSES`] simulated passes over the
     /// trace. Sizes whose default rates fit keep them; otherwise every miniature is smaller
-    /// than the default 65,536 lines and the sampling error larger (see docs/analysis.md).
+    /// than the default 65,536 lines and the sampling error larger (`examples/cache_curves.rs`
+    /// measures both).
     pub fn interactive(
         policy: PolicyKind,
         line_bytes: u64,

@@ -201,7 +201,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         None => Simulator::new(&config),
     }
     .map_err(anyhow::Error::new)?;
-    let read = input::read_events(&args.input, |e| sim.observe(e))?;
+    let read = input::read_events(&args.input, |e| sim.observe_buffered(e))?;
     input::warn_diagnostics(&read);
     let result = sim.finish();
 
