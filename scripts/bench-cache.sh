@@ -66,7 +66,7 @@ bench() { # name bst oracle line_accesses footprint
       local cap=$(((footprint * pct + 99) / 100))
       local ours_cpu ours_hits lcs_hits lcs_cpu
       ours_cpu=$(cpu_of "$bs" simulate "$bst" --policy "$policy" --cache-size "$((cap * 4096))" --line-size 4k --json)
-      ours_hits=$("$venv/bin/python" -c 'import json,sys; c=json.load(open(sys.argv[1]))["result"]["whole"]["counts"]; print(c["read"]["line_hits"]+c["write"]["line_hits"])' "$work/out")
+      ours_hits=$("$venv/bin/python" -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["runs"][0]["result"] if "runs" in d else d["result"]; c=r["whole"]["counts"]; print(c["read"]["line_hits"]+c["write"]["line_hits"])' "$work/out")
       read -r lcs_hits lcs_cpu < <(lcs_run "$oracle" "$policy" "$cap" "$n")
       local base_cpu=0
       if [ -n "${BASELINE:-}" ]; then
