@@ -12,9 +12,12 @@
 # JSON); the cache size is passed in bytes so that no footprint pass is needed. CPU time is
 # user + system (the machine is shared; wall time would measure the neighbours).
 #
-# Usage: scripts/bench-cache.sh [SYNTH_LINE_ACCESSES]   (default 50000000; 0 skips the synthetic
+# Usage: scripts/bench-cache.sh [SYNTH_LINE_ACCESSES]   (SKIP_SAMPLE=1 skips the real sample)
+#   (default 50000000; 0 skips the synthetic
 # stream). Work files go to ${BENCH_DIR:-/tmp/blocksight-bench-cache}; the venv to
-# ${LCS_VENV:-/tmp/lcs}.
+# ${LCS_VENV:-/tmp/lcs}. BLOCKSIGHT=PATH runs another blocksight binary; BASELINE=PATH also runs
+# an older build beside it (its acc/s in an extra column, "before"). POLICIES="lru arc" narrows
+# the policies.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -30,7 +33,7 @@ if ! "$venv/bin/python" -c 'import libcachesim' 2>/dev/null; then
 fi
 cargo build --release -q -p collector
 cargo build --release -q -p analyzer-core --example cache_stream
-bs="$target/release/blocksight"
+bs=${BLOCKSIGHT:-$target/release/blocksight}
 stream="$target/release/examples/cache_stream"
 
 echo "== $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; libcachesim $("$venv/bin/python" -c 'import libcachesim as l; print(l.__version__)')"
@@ -57,25 +60,32 @@ EOF
 bench() { # name bst oracle line_accesses footprint
   local name=$1 bst=$2 oracle=$3 n=$4 footprint=$5
   echo "-- $name: $n line accesses of 4 KiB, footprint $footprint lines"
-  printf '%-7s %5s %10s %14s %14s %8s %12s %12s\n' policy size lines "ours acc/s" "lcs acc/s" ratio "ours hits" "lcs hits"
-  for policy in lru arc s3fifo sieve; do
+  printf '%-7s %5s %10s %14s %14s %8s %12s %12s %14s\n' policy size lines "ours acc/s" "lcs acc/s" ratio "ours hits" "lcs hits" "${BASELINE:+before acc/s}"
+  for policy in ${POLICIES:-lru arc s3fifo sieve}; do
     for pct in 1 10; do
       local cap=$(((footprint * pct + 99) / 100))
       local ours_cpu ours_hits lcs_hits lcs_cpu
       ours_cpu=$(cpu_of "$bs" simulate "$bst" --policy "$policy" --cache-size "$((cap * 4096))" --line-size 4k --json)
-      ours_hits=$("$venv/bin/python" -c 'import json,sys; c=json.load(open(sys.argv[1]))["result"]["whole"]["counts"]; print(c["read"]["line_hits"]+c["write"]["line_hits"])' "$work/out")
+      ours_hits=$("$venv/bin/python" -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["runs"][0]["result"] if "runs" in d else d["result"]; c=r["whole"]["counts"]; print(c["read"]["line_hits"]+c["write"]["line_hits"])' "$work/out")
       read -r lcs_hits lcs_cpu < <(lcs_run "$oracle" "$policy" "$cap" "$n")
-      awk -v p="$policy" -v s="$pct%" -v c="$cap" -v n="$n" -v oc="$ours_cpu" -v lc="$lcs_cpu" -v oh="$ours_hits" -v lh="$lcs_hits" 'BEGIN {
+      local base_cpu=0
+      if [ -n "${BASELINE:-}" ]; then
+        base_cpu=$(cpu_of "$BASELINE" simulate "$bst" --policy "$policy" --cache-size "$((cap * 4096))" --line-size 4k --json)
+      fi
+      awk -v p="$policy" -v s="$pct%" -v c="$cap" -v n="$n" -v oc="$ours_cpu" -v lc="$lcs_cpu" -v oh="$ours_hits" -v lh="$lcs_hits" -v bc="$base_cpu" 'BEGIN {
         oc = oc < 0.01 ? 0.01 : oc; lc = lc < 0.001 ? 0.001 : lc;
-        printf "%-7s %5s %10d %12.2f M %12.2f M %7.1fx %12d %12d%s\n", p, s, c, n / oc / 1e6, n / lc / 1e6, lc / oc, oh, lh, (oh == lh ? "" : "  HIT COUNTS DIFFER") }'
+        before = bc > 0 ? sprintf("%12.2f M", n / bc / 1e6) : "";
+        printf "%-7s %5s %10d %12.2f M %12.2f M %7.1fx %12d %12d %14s%s\n", p, s, c, n / oc / 1e6, n / lc / 1e6, lc / oc, oh, lh, before, (oh == lh ? "" : "  HIT COUNTS DIFFER") }'
       if [ "$ours_hits" != "$lcs_hits" ]; then failed=1; fi
     done
   done
 }
 
 failed=0
-read -r n fp _ < <("$stream" from-bst tests/data/sample/pgbench.bst "$work/pgbench.oracleGeneral" 4096)
-bench "real sample pgbench.bst" tests/data/sample/pgbench.bst "$work/pgbench.oracleGeneral" "$n" "$fp"
+if [ -z "${SKIP_SAMPLE:-}" ]; then
+  read -r n fp _ < <("$stream" from-bst tests/data/sample/pgbench.bst "$work/pgbench.oracleGeneral" 4096)
+  bench "real sample pgbench.bst" tests/data/sample/pgbench.bst "$work/pgbench.oracleGeneral" "$n" "$fp"
+fi
 if [ "$synth_accesses" -gt 0 ]; then
   if [ ! -s "$work/synth-$synth_accesses.meta" ]; then
     "$stream" synth "$synth_accesses" "$work/synth-$synth_accesses.bst" "$work/synth-$synth_accesses.oracleGeneral" >"$work/synth-$synth_accesses.meta"

@@ -320,6 +320,8 @@ pub struct Simulator {
     time_to_warm_nanos: Option<u64>,
     final_flush_lines: Option<u64>,
     line_bytes: u64,
+    /// Events given to [`Simulator::observe_buffered`] and not yet simulated.
+    pending: Vec<IoEvent>,
 }
 
 impl Simulator {
@@ -357,6 +359,7 @@ impl Simulator {
             time_to_warm_nanos: None,
             final_flush_lines: None,
             line_bytes: config.line_bytes,
+            pending: Vec::new(),
         })
     }
 
@@ -364,13 +367,15 @@ impl Simulator {
         &self.config
     }
 
-    /// Resident lines now.
+    /// Resident lines now (not counting events still buffered by
+    /// [`Simulator::observe_buffered`]).
     pub fn occupancy_lines(&self) -> u64 {
         self.policy.len()
     }
 
     /// Simulates one request.
     pub fn observe(&mut self, e: &IoEvent) {
+        self.drain_pending();
         self.observe_impl(e, |_| true, None);
     }
 
@@ -379,26 +384,57 @@ impl Simulator {
     /// ([`Policy::prefetch`]), so their table slots are fetched from memory in parallel rather
     /// than one probe after another.
     pub fn observe_batch(&mut self, events: &[IoEvent]) {
+        self.drain_pending();
         for group in events.chunks(PREFETCH_GROUP) {
-            for e in group {
-                self.prefetch(e, &|_| true);
-            }
-            for e in group {
-                self.observe_impl(e, |_| true, None);
-            }
+            self.run_group(group);
         }
     }
 
-    /// Warms the policy's slots for the first lines of `e` that `keep` keeps.
-    #[inline]
-    fn prefetch(&self, e: &IoEvent, keep: &impl Fn(u64) -> bool) {
-        if !matches!(e.op, Op::Read | Op::Write) || e.len_bytes == 0 {
-            return;
+    /// [`Simulator::observe`] for callers that hand over one event at a time but read the
+    /// results only at the end: events are simulated in groups, as
+    /// [`Simulator::observe_batch`] does, so the counts and occupancy seen between calls may lag
+    /// by up to a group. [`Simulator::finish`] (and every other `observe` variant) simulates
+    /// what is still buffered first, so the result equals [`Simulator::observe`]'s.
+    pub fn observe_buffered(&mut self, e: &IoEvent) {
+        self.pending.push(*e);
+        if self.pending.len() >= PREFETCH_GROUP {
+            let group = std::mem::take(&mut self.pending);
+            self.run_group(&group);
+            self.pending = group;
+            self.pending.clear();
         }
-        for line in e.block_range(self.line_bytes).take(PREFETCH_LINES) {
-            if keep(line) {
-                self.policy.prefetch(block_key(e.device, line));
-            }
+    }
+
+    fn drain_pending(&mut self) {
+        if !self.pending.is_empty() {
+            let group = std::mem::take(&mut self.pending);
+            self.run_group(&group);
+        }
+    }
+
+    /// Simulates a group of events after warming the CPU cache for all of them in two rounds
+    /// of independent loads: first every line's table slot, then (for the policies that
+    /// relink on a hit) the neighbours of the slots found.
+    fn run_group(&mut self, group: &[IoEvent]) {
+        for e in group {
+            self.for_prefetched_keys(e, |p, key| p.prefetch(key));
+        }
+        for e in group {
+            self.for_prefetched_keys(e, |p, key| p.prefetch_links(key));
+        }
+        for e in group {
+            self.observe_impl(e, |_| true, None);
+        }
+    }
+
+    /// Calls `f` with the policy and each of the first lines' keys of `e`.
+    #[inline]
+    fn for_prefetched_keys(&self, e: &IoEvent, f: impl Fn(&dyn Policy, u64)) {
+        let Some(lines) = accessed_lines(e, self.line_bytes) else {
+            return;
+        };
+        for line in lines.take(PREFETCH_LINES) {
+            f(&*self.policy, block_key(e.device, line));
         }
     }
 
@@ -406,18 +442,21 @@ impl Simulator {
     /// sampling: the caller scales the cache down in proportion). A request none of whose lines
     /// are kept is not counted.
     pub fn observe_filtered(&mut self, e: &IoEvent, keep_line: impl Fn(u64) -> bool) {
+        self.drain_pending();
         self.observe_impl(e, keep_line, None);
     }
 
     /// Simulates one request and appends the back-end I/Os it causes to `backend` (offsets and
     /// lengths on the same device, time of the request).
     pub fn observe_with_backend(&mut self, e: &IoEvent, backend: &mut Vec<IoEvent>) {
+        self.drain_pending();
         self.observe_impl(e, |_| true, Some(backend));
     }
 
     /// Writes every dirty line back now (write-back), appending the writes to `backend` when
     /// given. [`Simulator::finish`] does this itself when it was not called.
     pub fn flush_dirty(&mut self, mut backend: Option<&mut Vec<IoEvent>>) {
+        self.drain_pending();
         let mut keys: Vec<u64> = self.dirty.drain().collect();
         keys.sort_unstable();
         let lb = self.line_bytes;
@@ -829,6 +868,7 @@ impl Simulator {
 
     /// Ends the simulation: flushes dirty lines (write-back) and returns the results.
     pub fn finish(mut self) -> SimResult {
+        self.drain_pending();
         if self.final_flush_lines.is_none() {
             self.flush_dirty(None);
         }
@@ -1134,7 +1174,11 @@ mod tests {
             for part in events.chunks(777) {
                 batch.observe_batch(part);
             }
-            assert_eq!(batch.finish(), one.finish(), "{policy:?}");
+            let mut buffered = Simulator::new(&c).expect("valid");
+            events.iter().for_each(|e| buffered.observe_buffered(e));
+            let one = one.finish();
+            assert_eq!(batch.finish(), one, "{policy:?}");
+            assert_eq!(buffered.finish(), one, "{policy:?}");
         }
     }
 

@@ -145,7 +145,9 @@ pub struct Cell {
 impl Cell {
     pub fn observe(&mut self, e: &IoEvent) {
         match &mut self.sim {
-            Sim::Exact(s) => s.observe(e),
+            // Buffered: the simulator runs groups of requests with their table slots prefetched
+            // (results are complete at finish).
+            Sim::Exact(s) => s.observe_buffered(e),
             Sim::Sampled(s) => s.observe(e),
         }
     }
