@@ -578,6 +578,23 @@ mod tests {
     }
 
     #[test]
+    fn issue_13_one_bad_byte_loses_at_most_one_small_chunk() {
+        // Before, the default chunk held 65,536 events: one changed byte lost all of them.
+        let events: Vec<IoEvent> = (0..100_000u64)
+            .map(|i| ev(i * 10_000, (i * 7919 % 100_000) * 4096, 4096, Op::Read))
+            .collect();
+        let mut bytes = encode_all(&header(), &events, EncodeOptions::default());
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x55;
+        let got = decode(&bytes, bytes.len());
+        let lost = events.len() - got.events.len();
+        assert!(
+            (1..=DEFAULT_CHUNK_EVENTS).contains(&lost),
+            "{lost} events lost"
+        );
+    }
+
+    #[test]
     fn version_1_0_files_still_read() {
         // 1.0 had no devices chunk; only the minor version differs for such a file.
         let mut bytes = encode_all(&header(), &sample_events(), small_chunks());
