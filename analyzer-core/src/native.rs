@@ -588,10 +588,7 @@ mod tests {
         bytes[middle] ^= 0x55;
         let got = decode(&bytes, bytes.len());
         let lost = events.len() - got.events.len();
-        assert!(
-            (1..=4096).contains(&lost),
-            "{lost} events lost"
-        );
+        assert!((1..=4096).contains(&lost), "{lost} events lost");
     }
 
     #[test]
