@@ -84,6 +84,13 @@ pub struct WorkloadSummary {
     pub first_time_nanos: Option<u64>,
     pub last_time_nanos: Option<u64>,
     pub duration_nanos: u64,
+    /// Whether the rates were measured (see [`crate::stat::rates_measurable`]): false, and the
+    /// rates 0, for a trace without timestamps or shorter than ten ticks of its clock.
+    #[serde(default)]
+    pub rates_measured: bool,
+    /// The finest time step of the trace's clock (`None`: no timestamps).
+    #[serde(default)]
+    pub clock_resolution_nanos: Option<u64>,
     pub mean_iops: f64,
     pub read_mib_per_sec: f64,
     pub write_mib_per_sec: f64,
@@ -222,13 +229,10 @@ impl Analysis {
             _ => 0,
         };
         let secs = duration_nanos as f64 / 1e9;
-        let per_sec = |x: f64| {
-            if duration_nanos >= 1000 {
-                x / secs
-            } else {
-                0.0
-            }
-        };
+        let clock_resolution_nanos =
+            crate::format::TraceFormat::clock_resolution_of(&header.source_format);
+        let rates_measured = crate::stat::rates_measurable(duration_nanos, clock_resolution_nanos);
+        let per_sec = |x: f64| if rates_measured { x / secs } else { 0.0 };
         let events: u64 = self.counts.iter().sum();
         let data = self.counts[0] + self.counts[1];
         let mean = |i: usize| {
@@ -251,6 +255,8 @@ impl Analysis {
             first_time_nanos: self.first_time,
             last_time_nanos: self.last_time,
             duration_nanos,
+            rates_measured,
+            clock_resolution_nanos,
             mean_iops: per_sec(events as f64),
             read_mib_per_sec: per_sec(self.bytes[0] as f64 / 1048576.0),
             write_mib_per_sec: per_sec(self.bytes[1] as f64 / 1048576.0),
@@ -282,7 +288,7 @@ impl Analysis {
             summary,
             sequentiality: self.sequentiality.finish(),
             latency,
-            timeline: self.timeline.finish(),
+            timeline: self.timeline.finish_at(clock_resolution_nanos),
             hot: self.hot.finish(header),
             heatmaps: self.heatmap.finish(header),
             cache_sizing: self

@@ -1,10 +1,13 @@
 //! Transparent decompression for push decoders: gzip (several members, as `pigz` and
-//! concatenated `.gz` files have) and zstd (several frames, skippable frames), detected by their
-//! magic numbers, in pure Rust so that the browser can read `.gz` and `.zst` traces.
+//! concatenated `.gz` files have), zstd (several frames, skippable frames) and bzip2 (several
+//! streams, as `pbzip2` writes), detected by their magic numbers, in pure Rust so that the
+//! browser can read `.gz`, `.zst` and `.bz2` traces (the SNIA samples ship as `.bz2`).
 //!
 //! [`Decompressor`] is a push state machine like the decoders: bytes in, decompressed bytes out
 //! in steps of at most [`STEP_BYTES`], so a small compressed input that expands enormously never
-//! costs more than one step of memory (plus zstd's window, at most 100 MiB as ruzstd allows).
+//! costs more than one step of memory (plus zstd's window, at most 100 MiB as ruzstd allows, and
+//! bzip2's block state, about 3.6 MiB for the largest 900 KB blocks). bzip2 is decoded by
+//! `libbz2-rs-sys`, a Rust port of libbzip2, through the `bzip2` crate's streaming API.
 //! [`Decompressing`] wraps any [`Decoder`] with it; [`sniff`] guesses the trace format from the
 //! first decompressed bytes. Errors name the codec and the byte offset in the compressed input.
 //!
@@ -31,6 +34,12 @@ const MAX_ZSTD_BLOCK_BYTES: usize = 128 * 1024;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const ZSTD_MAGIC: u32 = 0xfd2f_b528;
+/// `BZh` then the block size `1`..`9` (hundreds of KB).
+const BZIP2_MAGIC: &[u8; 3] = b"BZh";
+
+fn is_bzip2_start(b: &[u8]) -> bool {
+    b.len() >= 4 && b.starts_with(BZIP2_MAGIC) && (b'1'..=b'9').contains(&b[3])
+}
 
 /// A compression format the engine can undo.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -39,6 +48,7 @@ pub enum Codec {
     None,
     Gzip,
     Zstd,
+    Bzip2,
 }
 
 impl Codec {
@@ -47,6 +57,7 @@ impl Codec {
             Codec::None => "uncompressed",
             Codec::Gzip => "gzip",
             Codec::Zstd => "zstd",
+            Codec::Bzip2 => "bzip2",
         }
     }
 
@@ -58,7 +69,14 @@ impl Codec {
             Some(Codec::Gzip)
         } else if head.starts_with(&zstd) {
             Some(Codec::Zstd)
-        } else if head.len() < 4 && (GZIP_MAGIC.starts_with(head) || zstd.starts_with(head)) {
+        } else if is_bzip2_start(head) {
+            Some(Codec::Bzip2)
+        } else if head.len() < 4
+            && (GZIP_MAGIC.starts_with(head)
+                || zstd.starts_with(head)
+                || BZIP2_MAGIC.starts_with(head)
+                || head.starts_with(BZIP2_MAGIC))
+        {
             None
         } else {
             Some(Codec::None)
@@ -85,6 +103,9 @@ enum Stage {
     },
     /// After a zstd frame: another frame or the end.
     ZstdBetween,
+    Bzip2Body,
+    /// After a bzip2 stream: another stream or the end.
+    Bzip2Between,
     Done,
     Failed,
 }
@@ -104,6 +125,8 @@ pub struct Decompressor {
     member_bytes: u64,
     zstd: FrameDecoder,
     zstd_checksum: bool,
+    /// The bzip2 stream being decoded (created at its `BZh`, so other codecs pay nothing).
+    bunzip: Option<bzip2::Decompress>,
     /// An error found after some output, reported by the next `read`.
     pending_error: Option<DecodeError>,
 }
@@ -219,6 +242,7 @@ impl Decompressor {
             member_bytes: 0,
             zstd: FrameDecoder::new(),
             zstd_checksum: false,
+            bunzip: None,
             pending_error: None,
         }
     }
@@ -282,6 +306,7 @@ impl Decompressor {
                             Codec::None => Stage::Plain,
                             Codec::Gzip => Stage::GzipHeader,
                             Codec::Zstd => Stage::ZstdFrameHeader,
+                            Codec::Bzip2 => Stage::Bzip2Body,
                         };
                     }
                     None if self.finished => {
@@ -522,6 +547,63 @@ impl Decompressor {
                     }
                     self.stage = Stage::ZstdFrameHeader;
                 }
+                Stage::Bzip2Body => {
+                    let bunzip = self
+                        .bunzip
+                        .get_or_insert_with(|| bzip2::Decompress::new(false));
+                    let start = out.len();
+                    out.resize(start + STEP_BYTES, 0);
+                    let (in_before, out_before) = (bunzip.total_in(), bunzip.total_out());
+                    let status = bunzip.decompress(avail, &mut out[start..]);
+                    let consumed = (bunzip.total_in() - in_before) as usize;
+                    let produced = (bunzip.total_out() - out_before) as usize;
+                    out.truncate(start + produced);
+                    self.pos += consumed;
+                    let end = match status {
+                        Ok(bzip2::Status::StreamEnd) => true,
+                        Ok(_) => false,
+                        Err(e) => {
+                            let at = at + consumed as u64;
+                            let err = self.error(at, format!("corrupt bzip2 data: {e}"));
+                            if produced > 0 {
+                                self.pending_error = Some(err);
+                                return Ok(produced);
+                            }
+                            return Err(err);
+                        }
+                    };
+                    if end {
+                        self.bunzip = None;
+                        self.stage = Stage::Bzip2Between;
+                    }
+                    if produced > 0 {
+                        return Ok(produced);
+                    }
+                    if end {
+                        continue;
+                    }
+                    if consumed == 0 {
+                        return self.need_more(at, "the input ends inside a bzip2 stream");
+                    }
+                }
+                Stage::Bzip2Between => {
+                    if avail.is_empty() {
+                        if self.finished {
+                            self.stage = Stage::Done;
+                        }
+                        return Ok(0);
+                    }
+                    if avail.len() < 4 && !self.finished {
+                        return Ok(0);
+                    }
+                    if !is_bzip2_start(avail) {
+                        return Err(self.error(
+                            at,
+                            "expected another bzip2 stream (BZh1..BZh9) or the end of the input",
+                        ));
+                    }
+                    self.stage = Stage::Bzip2Body;
+                }
             }
         }
     }
@@ -744,6 +826,84 @@ mod tests {
         compressed.extend_from_slice(b"abc");
         compressed.extend_from_slice(&zstd(b, CompressionLevel::Uncompressed));
         check_all_chunkings(&compressed, &plain);
+    }
+
+    fn bzip2(data: &[u8]) -> Vec<u8> {
+        let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(1));
+        e.write_all(data).expect("write to Vec");
+        e.finish().expect("finish to Vec")
+    }
+
+    #[test]
+    fn bzip2_streams_equal_plain_in_any_chunking() {
+        // Regression (issue 14.3): bzip2 input was "cannot tell the format".
+        let plain = native_file();
+        let (a, b) = plain.split_at(plain.len() / 3);
+        let mut compressed = bzip2(a);
+        compressed.extend_from_slice(&bzip2(b));
+        check_all_chunkings(&compressed, &plain);
+        let sniffed = sniff(&compressed);
+        assert_eq!(sniffed.codec, Codec::Bzip2);
+        assert_eq!(sniffed.format, Some(TraceFormat::Native));
+    }
+
+    #[test]
+    fn bzip2_damage_and_truncation_are_errors_with_offsets() {
+        let compressed = bzip2(&native_file());
+        let cut = &compressed[..compressed.len() - 10];
+        let e = decode_err(cut, 7).to_string();
+        assert!(
+            e.starts_with("bzip2: at byte ") && e.contains("ends inside a bzip2 stream"),
+            "{e}"
+        );
+        let mut junk = compressed.clone();
+        junk.extend_from_slice(b"junk");
+        let e = decode_err(&junk, 4096).to_string();
+        assert_eq!(
+            e,
+            format!(
+                "bzip2: at byte {}: expected another bzip2 stream (BZh1..BZh9) or the end of the \
+                 input",
+                compressed.len()
+            )
+        );
+        let mut bad = compressed.clone();
+        let mid = bad.len() / 2;
+        bad[mid] ^= 0x55;
+        // A damaged block decodes to garbage before its CRC is checked: the decompressor itself
+        // must end in an error (whatever a decoder makes of the garbage).
+        let mut d = Decompressor::new();
+        d.push(&bad);
+        d.finish();
+        let mut out = Vec::new();
+        let e = loop {
+            match d.read(&mut out) {
+                Ok(0) => panic!("damaged bzip2 data decoded without an error"),
+                Ok(_) => out.clear(),
+                Err(e) => break e.to_string(),
+            }
+        };
+        assert!(e.starts_with("bzip2: at byte "), "{e}");
+    }
+
+    #[test]
+    fn bzip2_bombs_stay_bounded() {
+        let compressed = bzip2(&vec![b'a'; 8 << 20]);
+        let mut d = Decompressor::new();
+        d.push(&compressed);
+        d.finish();
+        let mut total = 0;
+        let mut out = Vec::new();
+        loop {
+            out.clear();
+            let n = d.read(&mut out).expect("valid bzip2");
+            assert!(n <= STEP_BYTES && out.len() == n);
+            if n == 0 {
+                break;
+            }
+            total += n;
+        }
+        assert_eq!(total, 8 << 20);
     }
 
     #[test]

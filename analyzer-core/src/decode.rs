@@ -90,6 +90,17 @@ pub struct Diagnostics {
     /// short), even when the cut fell exactly between two records.
     #[serde(default)]
     pub end_marker_missing: bool,
+    /// Records earlier than a record before them in the input (sorted back into time order
+    /// within a window of [`order::REORDER_WINDOW`] records; see `decode::order`).
+    #[serde(default)]
+    pub out_of_order_records: u64,
+    /// The first out-of-order record: where it is and how much earlier.
+    #[serde(default)]
+    pub out_of_order_first: Option<String>,
+    /// Records so far out of order that the window could not sort them: their time was moved
+    /// forward to the latest time already read.
+    #[serde(default)]
+    pub clamped_records: u64,
 }
 
 impl Diagnostics {
@@ -101,12 +112,40 @@ impl Diagnostics {
         }
     }
 
+    /// The warning about records whose time went backwards, stating what was done with them
+    /// (the rule of `decode::order`), or `None` when time never went backwards.
+    pub fn order_warning(&self) -> Option<String> {
+        if self.out_of_order_records == 0 && self.clamped_records == 0 {
+            return None;
+        }
+        let mut text = format!(
+            "{} record(s) were earlier than a record before them (first: {}); records within {} \
+             of each other were sorted into time order",
+            self.out_of_order_records,
+            self.out_of_order_first.as_deref().unwrap_or("-"),
+            order::REORDER_WINDOW
+        );
+        if self.clamped_records > 0 {
+            text.push_str(&format!(
+                "; {} record(s) further out of order were moved forward to the latest time \
+                 already read",
+                self.clamped_records
+            ));
+        }
+        Some(text)
+    }
+
     /// Adds another decoder's diagnostics (several input files make one trace).
     pub fn merge(&mut self, other: &Diagnostics) {
         self.skipped_records += other.skipped_records;
         self.ignored_records += other.ignored_records;
         self.truncated_tail_bytes += other.truncated_tail_bytes;
         self.end_marker_missing |= other.end_marker_missing;
+        self.out_of_order_records += other.out_of_order_records;
+        self.clamped_records += other.clamped_records;
+        if self.out_of_order_first.is_none() {
+            self.out_of_order_first = other.out_of_order_first.clone();
+        }
         for r in &other.reasons {
             if self.reasons.len() < MAX_REASONS {
                 self.reasons.push(r.clone());
@@ -444,15 +483,20 @@ pub trait MultiDecoder {
 }
 
 pub mod alibaba;
+pub mod arc;
 pub mod blkparse;
 pub mod blktrace;
 pub mod csv_fields;
+pub mod disksim;
 pub mod fio_iolog;
 pub mod generic_csv;
+pub mod libcachesim_csv;
 pub mod merge;
 pub mod msr;
 pub mod oracle_general;
+pub mod order;
 pub mod spc;
+pub mod systor;
 pub mod tencent;
 pub(crate) mod text;
 pub mod tracefs;

@@ -6,9 +6,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::decode::merge::{Merge, Single};
+use crate::decode::order::InOrder;
 use crate::decode::text::{sniff_lines, TextDecoder};
-use crate::decode::{alibaba, blkparse, fio_iolog, generic_csv, msr, spc, tencent, tracefs};
+use crate::decode::{alibaba, arc, blkparse, disksim, fio_iolog, generic_csv, msr, spc, tencent};
 use crate::decode::{blktrace, oracle_general, vscsi};
+use crate::decode::{libcachesim_csv, systor, tracefs};
 use crate::decode::{Action, DecodeError, DecodeOptions, Decoder, MultiDecoder};
 
 /// Boxes a text format's line parser as a push decoder.
@@ -45,12 +47,22 @@ pub enum TraceFormat {
     VscsiV2,
     /// libCacheSim's `oracleGeneral` binary records.
     OracleGeneral,
+    /// SYSTOR '17 VDI traces: `Timestamp,Response,IOType,LUN,Offset,Size`.
+    SystorCsv,
+    /// The ARC paper's `.lis` traces: `start_block num_blocks ignore request_id`.
+    ArcLis,
+    /// MQSim's ASCII traces: `time_ns device sector sectors type`.
+    MqSim,
+    /// DiskSim's ASCII traces: `time_ms device block blocks flags`.
+    DiskSim,
+    /// libCacheSim's CSV: `time,obj_id,obj_size,op` (what `export --to libcachesim` writes).
+    LibCacheSimCsv,
     /// Any CSV with a column mapping given by the user.
     GenericCsv,
 }
 
 impl TraceFormat {
-    pub const ALL: [TraceFormat; 14] = [
+    pub const ALL: [TraceFormat; 19] = [
         TraceFormat::Native,
         TraceFormat::BlktraceBin,
         TraceFormat::BlkparseText,
@@ -64,6 +76,11 @@ impl TraceFormat {
         TraceFormat::VscsiV1,
         TraceFormat::VscsiV2,
         TraceFormat::OracleGeneral,
+        TraceFormat::SystorCsv,
+        TraceFormat::ArcLis,
+        TraceFormat::MqSim,
+        TraceFormat::DiskSim,
+        TraceFormat::LibCacheSimCsv,
         TraceFormat::GenericCsv,
     ];
 
@@ -83,6 +100,11 @@ impl TraceFormat {
             TraceFormat::VscsiV1 => "vscsi1",
             TraceFormat::VscsiV2 => "vscsi2",
             TraceFormat::OracleGeneral => "oracle-general",
+            TraceFormat::SystorCsv => "systor",
+            TraceFormat::ArcLis => "arc",
+            TraceFormat::MqSim => "mqsim",
+            TraceFormat::DiskSim => "disksim",
+            TraceFormat::LibCacheSimCsv => "libcachesim-csv",
             TraceFormat::GenericCsv => "csv",
         }
     }
@@ -103,8 +125,48 @@ impl TraceFormat {
             TraceFormat::VscsiV1 => "CloudPhysics vscsi v1",
             TraceFormat::VscsiV2 => "CloudPhysics vscsi v2",
             TraceFormat::OracleGeneral => "libCacheSim oracleGeneral binary",
+            TraceFormat::SystorCsv => "SYSTOR '17 VDI trace (SNIA)",
+            TraceFormat::ArcLis => "ARC paper .lis trace (512-byte blocks, reads, no times)",
+            TraceFormat::MqSim => "MQSim ASCII trace (ns, sectors, 0 write / 1 read)",
+            TraceFormat::DiskSim => "DiskSim ASCII trace (ms, blocks, flags)",
+            TraceFormat::LibCacheSimCsv => "libCacheSim CSV time,obj_id,obj_size,op",
             TraceFormat::GenericCsv => "generic CSV with --csv-columns mapping",
         }
+    }
+
+    /// The finest time step the format's timestamps can express, in nanoseconds; `None` when
+    /// the format has no timestamps (request order only). Durations shorter than this are not
+    /// measured, so no rate is computed from them, and time charts use no finer bins.
+    pub fn clock_resolution_nanos(self) -> Option<u64> {
+        Some(match self {
+            TraceFormat::Native
+            | TraceFormat::BlktraceBin
+            | TraceFormat::BlkparseText
+            | TraceFormat::FioIologV2
+            | TraceFormat::GenericCsv => 1,
+            // tracefs prints microseconds.
+            TraceFormat::TracefsText => 1_000,
+            // FILETIME ticks.
+            TraceFormat::MsrCsv => 100,
+            // SPC timestamps: six decimals of seconds in the UMass files.
+            TraceFormat::Spc => 1_000,
+            TraceFormat::AlibabaCsv => 1_000,
+            TraceFormat::TencentCsv => 1_000_000_000,
+            TraceFormat::FioIologV3 => 1_000_000,
+            TraceFormat::VscsiV1 | TraceFormat::VscsiV2 => 1_000,
+            TraceFormat::OracleGeneral => 1_000_000_000,
+            TraceFormat::SystorCsv => 1_000,
+            TraceFormat::ArcLis => return None,
+            TraceFormat::MqSim => 1,
+            TraceFormat::DiskSim => 1,
+            TraceFormat::LibCacheSimCsv => 1_000_000_000,
+        })
+    }
+
+    /// [`TraceFormat::clock_resolution_nanos`] of the format a header names (a `.bst` file keeps
+    /// the name of the format it was imported from); 1 ns when unknown.
+    pub fn clock_resolution_of(source_format: &str) -> Option<u64> {
+        TraceFormat::from_name(source_format).map_or(Some(1), TraceFormat::clock_resolution_nanos)
     }
 
     pub fn from_name(name: &str) -> Option<TraceFormat> {
@@ -113,10 +175,11 @@ impl TraceFormat {
             .find(|f| f.name().eq_ignore_ascii_case(name))
     }
 
-    /// Builds a decoder for this format.
+    /// Builds a decoder for this format. Every decoder applies the ordering rule of
+    /// `decode::order` (text decoders inside, binary ones through a wrapper).
     pub fn decoder(self, options: &DecodeOptions) -> Result<Box<dyn Decoder>, DecodeError> {
         match self {
-            TraceFormat::Native => Ok(Box::new(crate::native::NativeDecoder::new())),
+            TraceFormat::Native => Ok(Box::new(InOrder::new(crate::native::NativeDecoder::new()))),
             TraceFormat::BlkparseText => Ok(text(blkparse::Blkparse::new(options.action))),
             TraceFormat::TracefsText => Ok(text(tracefs::Tracefs::new(options.action))),
             TraceFormat::MsrCsv => Ok(text(msr::Msr::new())),
@@ -128,10 +191,23 @@ impl TraceFormat {
             TraceFormat::GenericCsv => Ok(text(generic_csv::GenericCsv::new(
                 options.csv_columns.as_deref(),
             )?)),
-            TraceFormat::BlktraceBin => Ok(Box::new(blktrace::BlktraceDecoder::new(options))),
-            TraceFormat::VscsiV1 => Ok(Box::new(vscsi::VscsiDecoder::new(vscsi::VscsiVersion::V1))),
-            TraceFormat::VscsiV2 => Ok(Box::new(vscsi::VscsiDecoder::new(vscsi::VscsiVersion::V2))),
-            TraceFormat::OracleGeneral => Ok(Box::new(oracle_general::OracleGeneralDecoder::new())),
+            TraceFormat::SystorCsv => Ok(text(systor::Systor::new())),
+            TraceFormat::ArcLis => Ok(text(arc::ArcLis::new())),
+            TraceFormat::MqSim => Ok(text(disksim::DiskSimAscii::new(disksim::Flavor::MqSim))),
+            TraceFormat::DiskSim => Ok(text(disksim::DiskSimAscii::new(disksim::Flavor::DiskSim))),
+            TraceFormat::LibCacheSimCsv => Ok(text(libcachesim_csv::LibCacheSimCsv::new())),
+            TraceFormat::BlktraceBin => Ok(Box::new(InOrder::new(blktrace::BlktraceDecoder::new(
+                options,
+            )))),
+            TraceFormat::VscsiV1 => Ok(Box::new(InOrder::new(vscsi::VscsiDecoder::new(
+                vscsi::VscsiVersion::V1,
+            )))),
+            TraceFormat::VscsiV2 => Ok(Box::new(InOrder::new(vscsi::VscsiDecoder::new(
+                vscsi::VscsiVersion::V2,
+            )))),
+            TraceFormat::OracleGeneral => Ok(Box::new(InOrder::new(
+                oracle_general::OracleGeneralDecoder::new(),
+            ))),
         }
     }
 
@@ -199,6 +275,13 @@ fn sniff_one(format: TraceFormat, head: &[u8]) -> Confidence {
         TraceFormat::VscsiV1 => vscsi::sniff(vscsi::VscsiVersion::V1, head),
         TraceFormat::VscsiV2 => vscsi::sniff(vscsi::VscsiVersion::V2, head),
         TraceFormat::OracleGeneral => oracle_general::sniff(head),
+        TraceFormat::SystorCsv => sniff_lines(systor::Systor::new(), head),
+        TraceFormat::ArcLis => sniff_lines(arc::ArcLis::new(), head),
+        TraceFormat::MqSim => sniff_lines(disksim::DiskSimAscii::new(disksim::Flavor::MqSim), head),
+        TraceFormat::DiskSim => {
+            sniff_lines(disksim::DiskSimAscii::new(disksim::Flavor::DiskSim), head)
+        }
+        TraceFormat::LibCacheSimCsv => sniff_lines(libcachesim_csv::LibCacheSimCsv::new(), head),
         _ => Confidence::No,
     }
 }

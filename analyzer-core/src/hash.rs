@@ -21,7 +21,19 @@ pub fn mix64(mut x: u64) -> u64 {
 /// blocks); beyond that keys may collide, which only merges two blocks' statistics.
 #[inline]
 pub fn block_key(device: u32, block: u64) -> u64 {
-    block ^ (u64::from(device) << 40)
+    block ^ (u64::from(device) << BLOCK_KEY_DEVICE_SHIFT)
+}
+
+/// Where [`block_key`] puts the device index.
+pub const BLOCK_KEY_DEVICE_SHIFT: u32 = 40;
+
+/// The device index and block number of a [`block_key`] (exact for blocks below 2^40).
+#[inline]
+pub fn split_block_key(key: u64) -> (u32, u64) {
+    (
+        (key >> BLOCK_KEY_DEVICE_SHIFT) as u32,
+        key & ((1 << BLOCK_KEY_DEVICE_SHIFT) - 1),
+    )
 }
 
 /// A `Hasher` for integer keys: one multiply-mix per key, far cheaper than SipHash. Not
@@ -61,6 +73,13 @@ pub type IntSet<K> = std::collections::HashSet<K, BuildIntHasher>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_keys_split_back() {
+        for (device, block) in [(0, 0), (1, 5), (4095, (1 << 40) - 1), (65_535, 123_456_789)] {
+            assert_eq!(split_block_key(block_key(device, block)), (device, block));
+        }
+    }
 
     #[test]
     fn mix64_spreads_sequential_keys() {

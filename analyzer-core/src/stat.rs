@@ -58,7 +58,15 @@ pub struct StatSummary {
     pub first_time_nanos: Option<u64>,
     pub last_time_nanos: Option<u64>,
     pub duration_nanos: u64,
-    /// Mean requests per second over the duration (0 for a trace shorter than a microsecond).
+    /// Whether the rates below were measured: false (and the rates 0) when the trace has no
+    /// timestamps or spans fewer than [`MIN_RATE_CLOCK_TICKS`] ticks of its clock
+    /// ([`rates_measurable`]).
+    #[serde(default)]
+    pub rates_measured: bool,
+    /// The finest time step of the trace's clock (`None`: the format has no timestamps).
+    #[serde(default)]
+    pub clock_resolution_nanos: Option<u64>,
+    /// Mean requests per second over the duration (0 when not [`StatSummary::rates_measured`]).
     pub iops: f64,
     pub read_mib_per_sec: f64,
     pub write_mib_per_sec: f64,
@@ -73,6 +81,56 @@ pub struct StatSummary {
     pub skipped_records: u64,
     pub skip_reasons: Vec<String>,
     pub truncated_tail_bytes: u64,
+    /// Records earlier than a record before them, sorted back into order (`decode::order`).
+    #[serde(default)]
+    pub out_of_order_records: u64,
+    /// Records too far out of order to sort, moved forward in time.
+    #[serde(default)]
+    pub clamped_records: u64,
+    /// The warning about both, naming the first record and stating the rule.
+    #[serde(default)]
+    pub order_warning: Option<String>,
+}
+
+/// A rate is computed only from a duration of at least this many ticks of the trace's clock,
+/// so that the clock's rounding moves it by at most 10%.
+pub const MIN_RATE_CLOCK_TICKS: u64 = 10;
+
+/// Whether rates can be computed from `duration_nanos` of a trace whose clock ticks every
+/// `clock_resolution_nanos` (`None`: no timestamps): at least [`MIN_RATE_CLOCK_TICKS`] ticks, and
+/// at least a microsecond.
+pub fn rates_measurable(duration_nanos: u64, clock_resolution_nanos: Option<u64>) -> bool {
+    clock_resolution_nanos.is_some_and(|r| {
+        duration_nanos >= 1000 && duration_nanos >= r.saturating_mul(MIN_RATE_CLOCK_TICKS)
+    })
+}
+
+/// Why rates are not given, in words for the CLI and the web app, or `None` when they are
+/// ([`rates_measurable`]).
+pub fn rates_unmeasured_reason(
+    duration_nanos: u64,
+    clock_resolution_nanos: Option<u64>,
+) -> Option<String> {
+    if rates_measurable(duration_nanos, clock_resolution_nanos) {
+        return None;
+    }
+    Some(match clock_resolution_nanos {
+        None => "not measured: this format has no timestamps".into(),
+        Some(r) if r > 1 => format!(
+            "not measured: the trace spans less than {MIN_RATE_CLOCK_TICKS} ticks of its {} clock",
+            tick_words(r)
+        ),
+        Some(_) => "not measured: the trace spans less than a microsecond".into(),
+    })
+}
+
+fn tick_words(nanos: u64) -> String {
+    match nanos {
+        1_000_000_000 => "1 s".into(),
+        1_000_000 => "1 ms".into(),
+        1_000 => "1 µs".into(),
+        n => format!("{n} ns"),
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,13 +277,10 @@ impl Stat {
             _ => 0,
         };
         let secs = duration_nanos as f64 / 1e9;
-        let per_sec = |x: f64| {
-            if duration_nanos >= 1000 {
-                x / secs
-            } else {
-                0.0
-            }
-        };
+        let clock_resolution_nanos =
+            crate::format::TraceFormat::clock_resolution_of(&header.source_format);
+        let rates_measured = rates_measurable(duration_nanos, clock_resolution_nanos);
+        let per_sec = |x: f64| if rates_measured { x / secs } else { 0.0 };
         let data_bytes = self.bytes[0] + self.bytes[1] + self.bytes[2];
         let data_requests = self.counts[0] + self.counts[1] + self.counts[2];
         let (footprint_blocks, footprint_exact) = self.footprint.estimate();
@@ -246,6 +301,8 @@ impl Stat {
             first_time_nanos: self.first_time_nanos,
             last_time_nanos: self.last_time_nanos,
             duration_nanos,
+            rates_measured,
+            clock_resolution_nanos,
             iops: per_sec(events as f64),
             read_mib_per_sec: per_sec(self.bytes[0] as f64 / 1048576.0),
             write_mib_per_sec: per_sec(self.bytes[1] as f64 / 1048576.0),
@@ -266,6 +323,9 @@ impl Stat {
             skipped_records: diagnostics.skipped_records,
             skip_reasons: diagnostics.reasons.clone(),
             truncated_tail_bytes: diagnostics.truncated_tail_bytes,
+            out_of_order_records: diagnostics.out_of_order_records,
+            clamped_records: diagnostics.clamped_records,
+            order_warning: diagnostics.order_warning(),
         }
     }
 }
@@ -318,6 +378,42 @@ impl Footprint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_rate_from_a_zero_or_sub_resolution_duration() {
+        // Regression (issue 14.2): `mean rate 0 IOPS` from a zero duration, and rates from a
+        // duration of one tick of a one-second clock.
+        let mut st = Stat::new();
+        let mut header = TraceHeader::new("tencent");
+        header.device_index("1063");
+        for s in [0u64, 0, 1] {
+            st.observe(&IoEvent {
+                time_nanos: s * 1_000_000_000,
+                device: 0,
+                offset_bytes: 0,
+                len_bytes: 4096,
+                op: Op::Read,
+                latency_nanos: None,
+                pid: None,
+            });
+        }
+        let r = st.finish(&header, &Diagnostics::default());
+        assert!(!r.rates_measured);
+        assert_eq!((r.iops, r.read_mib_per_sec), (0.0, 0.0));
+        assert_eq!(
+            rates_unmeasured_reason(r.duration_nanos, r.clock_resolution_nanos).as_deref(),
+            Some("not measured: the trace spans less than 10 ticks of its 1 s clock")
+        );
+        let untimed = st.finish(&TraceHeader::new("arc"), &Diagnostics::default());
+        assert_eq!(
+            rates_unmeasured_reason(untimed.duration_nanos, untimed.clock_resolution_nanos)
+                .as_deref(),
+            Some("not measured: this format has no timestamps")
+        );
+        // Ten ticks of a microsecond clock are enough.
+        assert!(rates_measurable(10_000, Some(1_000)));
+        assert!(!rates_measurable(9_999, Some(1_000)));
+    }
 
     fn ev(time_nanos: u64, offset_bytes: u64, len_bytes: u32, op: Op) -> IoEvent {
         IoEvent {

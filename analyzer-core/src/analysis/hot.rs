@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::event::{IoEvent, Op, TraceHeader};
-use crate::hash::{block_key, mix64, IntMap};
+use crate::hash::{block_key, mix64, split_block_key, IntMap};
 
 /// Shares of I/Os for which the hot-data size is reported.
 pub const HOT_SHARES: [f64; 4] = [0.80, 0.90, 0.95, 0.99];
@@ -347,8 +347,10 @@ impl HotBlocks {
             let w = self.weight(&c);
             let (r, wr) = (f64::from(c.ops[0]) * w, f64::from(c.ops[1]) * w);
             match regions.last_mut() {
-                // Same device (top 12 bits) and close enough.
-                Some(g) if k >> 52 == g.0 >> 52 && k - g.1 <= gap_blocks => {
+                // Same device and close enough.
+                Some(g)
+                    if split_block_key(k).0 == split_block_key(g.0).0 && k - g.1 <= gap_blocks =>
+                {
                     g.1 = k + 1;
                     g.2 += r;
                     g.3 += wr;
@@ -358,11 +360,12 @@ impl HotBlocks {
         }
         regions.sort_unstable_by(|a, b| (b.2 + b.3).total_cmp(&(a.2 + a.3)).then(a.0.cmp(&b.0)));
         regions.truncate(TOP_REGIONS);
-        const BLOCK_MASK: u64 = (1 << 52) - 1;
         regions
             .into_iter()
             .map(|(start, end, r, w)| {
-                let device = (start >> 52) as u32;
+                // `end` is one past the last key, so its block is the start's plus the length.
+                let (device, first_block) = split_block_key(start);
+                let last_block = first_block + (end - start);
                 HotRegion {
                     device,
                     device_name: header
@@ -370,8 +373,8 @@ impl HotBlocks {
                         .get(device as usize)
                         .map(|d| d.name.clone())
                         .unwrap_or_default(),
-                    start_bytes: (start & BLOCK_MASK) * self.block_bytes,
-                    end_bytes: (end & BLOCK_MASK) * self.block_bytes,
+                    start_bytes: first_block.saturating_mul(self.block_bytes),
+                    end_bytes: last_block.saturating_mul(self.block_bytes),
                     ios: (r + w).round() as u64,
                     reads: r.round() as u64,
                     writes: w.round() as u64,
@@ -439,6 +442,33 @@ mod tests {
             .find(|p| p.footprint_fraction == 0.5)
             .map(|p| p.io_fraction);
         assert_eq!(half, Some(0.9));
+    }
+
+    #[test]
+    fn regions_name_the_device_and_the_offset_on_it() {
+        // Regression (issue 14.1): device 3's blocks were printed at the internal key, i.e.
+        // petabyte offsets on one device.
+        let mut h = HotBlocks::new(4096, 1 << 20);
+        let header = TraceHeader {
+            devices: (0..4)
+                .map(|i| crate::event::DeviceInfo::named(format!("vol{i}")))
+                .collect(),
+            ..TraceHeader::new("t")
+        };
+        for _ in 0..10 {
+            for b in 50..54 {
+                h.observe(&IoEvent {
+                    device: 3,
+                    ..ev(b, Op::Read)
+                });
+            }
+        }
+        h.observe(&ev(7, Op::Write));
+        let r = h.finish(&header);
+        let g = &r.top_regions[0];
+        assert_eq!((g.device, g.device_name.as_str()), (3, "vol3"));
+        assert_eq!((g.start_bytes, g.end_bytes), (50 * 4096, 54 * 4096));
+        assert_eq!(g.reads, 40);
     }
 
     #[test]

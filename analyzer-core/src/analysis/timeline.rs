@@ -193,6 +193,42 @@ impl Timeline {
         }
     }
 
+    /// The report with bins no finer than the trace's clock (`clock_resolution_nanos`; `None`,
+    /// a format without timestamps, gives no bins at all): bins narrower than one tick would
+    /// show the clock's rounding as bursts (a 1 s clock put every second's requests in one 1 ms
+    /// bin, a thousand times the real rate).
+    pub fn finish_at(&self, clock_resolution_nanos: Option<u64>) -> TimelineReport {
+        let Some(resolution) = clock_resolution_nanos else {
+            return TimelineReport {
+                bin_nanos: 0,
+                bins: Vec::new(),
+                ..self.finish()
+            };
+        };
+        if self.width_nanos >= resolution {
+            return self.finish();
+        }
+        let mut coarse = self.clone_bins();
+        while coarse.width_nanos < resolution {
+            coarse.double();
+        }
+        coarse.finish()
+    }
+
+    fn clone_bins(&self) -> Timeline {
+        Timeline {
+            n_bins: self.n_bins,
+            origin: self.origin,
+            width_nanos: self.width_nanos,
+            bins: self.bins.clone(),
+            last_bin: self.last_bin,
+            pending: BinaryHeap::new(),
+            with_latency: self.with_latency,
+            implausible: self.implausible,
+            pending_capped: self.pending_capped,
+        }
+    }
+
     pub fn finish(&self) -> TimelineReport {
         let has_qd = self.with_latency > 0;
         let w = self.width_nanos as f64;
@@ -270,6 +306,28 @@ mod tests {
             .sum::<f64>()
             * 16e6;
         assert!((total_in_flight - 3e6).abs() < 1.0);
+    }
+
+    #[test]
+    fn bins_are_never_finer_than_the_clock() {
+        // Regression (issue 14.2): a one-second clock gave a 1 ms bin holding a whole second's
+        // requests, printed as a peak a thousand times the real rate.
+        let mut tl = Timeline::new(256);
+        for s in 0..3u64 {
+            for _ in 0..50 {
+                tl.observe(&ev(s * 1_000_000_000, None));
+            }
+        }
+        let r = tl.finish_at(Some(1_000_000_000));
+        assert!(r.bin_nanos >= 1_000_000_000, "{}", r.bin_nanos);
+        assert_eq!(r.bins.iter().map(|b| b.reads).sum::<u64>(), 150);
+        let peak = r.bins.iter().map(|b| b.iops).fold(0.0, f64::max);
+        // 50 requests a second: a bin of just over a second holds at most two seconds' worth
+        // (the 1 ms bins said 50,000 IOPS).
+        assert!(peak < 100.0, "{peak}");
+        // Finer clocks keep the finer bins; no clock gives no bins.
+        assert_eq!(tl.finish_at(Some(1)).bin_nanos, tl.finish().bin_nanos);
+        assert!(tl.finish_at(None).bins.is_empty());
     }
 
     #[test]

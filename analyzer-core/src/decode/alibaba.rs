@@ -32,11 +32,11 @@ impl Alibaba {
         let offset_bytes = parse_u64(offset, "offset")?;
         let len = len_bytes(parse_u64(length, "length")?)?;
         let micros = parse_u64(ts, "timestamp")?;
-        let rel_micros = self.clock.relative(micros, &mut out.header, |t0| {
+        let time_nanos = self.clock.absolute_nanos(micros, 1000, out, |t0| {
             i64::try_from(t0).ok().and_then(|us| us.checked_mul(1000))
         });
         Ok(IoEvent {
-            time_nanos: rel_micros.saturating_mul(1000),
+            time_nanos,
             device: out.device(device)?,
             offset_bytes,
             len_bytes: len,

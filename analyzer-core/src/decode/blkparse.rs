@@ -149,7 +149,8 @@ impl LineFormat for Blkparse {
             Ok(l) => l,
             Err(why) => return out.skip(line_no, why),
         };
-        if line.trim().is_empty() {
+        // Blank lines and `#` comments (docs/formats.md) are not records.
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
             return out.ignore();
         }
         if is_summary(line) {
@@ -193,6 +194,25 @@ mod tests {
                          \x20 8,0    1        7     0.000013000   99  D  FN [kworker]\n\
                          \x20 8,0    0        8     0.000020000     0  C  FN 0 [0]\n\
                          CPU1 (8,0):\n Reads Queued:           0,        0KiB\n";
+
+    #[test]
+    fn comment_lines_are_ignored_not_skipped() {
+        // Regression (issue 14.4): `#` lines were skipped as bad records with a warning.
+        let input = format!("# blkparse -i sda\n  # another comment\n{LINES}");
+        let d = decode(Action::Issue, &input);
+        assert_eq!(
+            d.diagnostics.skipped_records, 0,
+            "{:?}",
+            d.diagnostics.reasons
+        );
+        assert_eq!(d.events.len(), 3);
+        let plain = decode(Action::Issue, LINES);
+        assert_eq!(d.events, plain.events);
+        assert_eq!(
+            d.diagnostics.ignored_records,
+            plain.diagnostics.ignored_records + 2
+        );
+    }
 
     #[test]
     fn issue_lines_get_latency_from_completions() {

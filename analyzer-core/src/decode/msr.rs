@@ -49,7 +49,7 @@ impl Msr {
         let offset_bytes = parse_u64(offset, "Offset")?;
         let len = len_bytes(parse_u64(size, "Size")?)?;
         let response_ticks = parse_u64(response, "ResponseTime")?;
-        let time_ticks = self.clock.relative(ticks, &mut out.header, |t0| {
+        let time_nanos = self.clock.absolute_nanos(ticks, NANOS_PER_TICK, out, |t0| {
             let since_unix = i128::from(t0) - i128::from(FILETIME_UNIX_EPOCH_TICKS);
             i64::try_from(since_unix * i128::from(NANOS_PER_TICK)).ok()
         });
@@ -58,7 +58,7 @@ impl Msr {
         self.name.push('_');
         self.name.push_str(&disk.to_string());
         Ok(IoEvent {
-            time_nanos: time_ticks.saturating_mul(NANOS_PER_TICK),
+            time_nanos,
             device: out.device(&self.name)?,
             offset_bytes,
             len_bytes: len,

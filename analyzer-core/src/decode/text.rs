@@ -9,6 +9,7 @@
 
 use std::collections::VecDeque;
 
+use super::order::Reorder;
 use super::{DecodeError, Decoder, Diagnostics, Line, LineBuffer};
 use crate::event::{IoEvent, Op, TraceHeader};
 use crate::format::Confidence;
@@ -26,7 +27,12 @@ pub(crate) const MAX_DEVICES: usize = 1 << 16;
 pub(crate) struct Out {
     pub header: TraceHeader,
     pub diagnostics: Diagnostics,
-    events: VecDeque<IoEvent>,
+    /// Events with the line they were read from (0: released later by a matcher).
+    events: VecDeque<(IoEvent, u64)>,
+    /// The line being read.
+    current_line: u64,
+    /// Set by [`Clock`]: times are absolute (`Some`), with this offset to Unix time when known.
+    time_base: Option<Option<i128>>,
     /// Device name -> index in `header.devices`, so a lookup per line is a hash, not a scan.
     devices: std::collections::HashMap<String, u32>,
     dev_ts: std::collections::HashMap<(u32, u32), u32>,
@@ -41,13 +47,13 @@ pub(crate) struct Out {
 impl Out {
     pub fn emit(&mut self, event: IoEvent) {
         self.accepted_lines += 1;
-        self.events.push_back(event);
+        self.events.push_back((event, self.current_line));
     }
 
     /// Emits an event that was already counted as accepted when its line was read (events held
     /// back by a [`Pending`] matcher).
     pub fn emit_held(&mut self, event: IoEvent) {
-        self.events.push_back(event);
+        self.events.push_back((event, 0));
     }
 
     /// Counts a line that held a valid record that yields no event by itself.
@@ -161,6 +167,7 @@ pub(crate) struct TextDecoder<F: LineFormat> {
     format: F,
     lines: LineBuffer,
     out: Out,
+    reorder: Reorder,
     finished: bool,
     drained: bool,
     failed: bool,
@@ -176,6 +183,8 @@ impl<F: LineFormat> TextDecoder<F> {
                 header: TraceHeader::new(name),
                 diagnostics: Diagnostics::default(),
                 events: VecDeque::new(),
+                current_line: 0,
+                time_base: None,
                 devices: std::collections::HashMap::new(),
                 dev_ts: std::collections::HashMap::new(),
                 accepted_lines: 0,
@@ -183,10 +192,41 @@ impl<F: LineFormat> TextDecoder<F> {
                 saw_header: false,
                 fatal: None,
             },
+            reorder: Reorder::default(),
             finished: false,
             drained: false,
             failed: false,
         }
+    }
+
+    /// Moves what the format emitted into the sorting window.
+    fn sort_in(&mut self) {
+        if let Some(base) = self.out.time_base {
+            self.reorder.rebase_absolute(base);
+        }
+        let line = self.out.current_line;
+        while let Some((event, at)) = self.out.events.pop_front() {
+            self.reorder.push(
+                event,
+                || {
+                    if at == 0 {
+                        format!("the request released at line {line}")
+                    } else {
+                        format!("line {at}")
+                    }
+                },
+                &mut self.out.diagnostics,
+            );
+        }
+    }
+}
+
+impl<F: LineFormat> TextDecoder<F> {
+    /// After a fatal error the decoder yields nothing more.
+    fn fail(&mut self) {
+        self.failed = true;
+        self.out.events.clear();
+        self.reorder = Reorder::default();
     }
 }
 
@@ -199,22 +239,25 @@ impl<F: LineFormat> Decoder for TextDecoder<F> {
 
     fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
         loop {
-            if let Some(e) = self.out.events.pop_front() {
+            let done = self.failed || (self.drained && (self.out.stopped || self.finished));
+            if let Some(e) = self
+                .reorder
+                .pop(done, &mut self.out.header, &mut self.out.diagnostics)
+            {
                 return Ok(Some(e));
             }
-            if self.failed {
+            if self.failed || done {
                 return Ok(None);
             }
             if self.out.stopped {
-                if !self.drained {
-                    self.drained = true;
-                    self.format.finish(&mut self.out);
-                    continue;
-                }
-                return Ok(None);
+                self.drained = true;
+                self.format.finish(&mut self.out);
+                self.sort_in();
+                continue;
             }
             match self.lines.next_line() {
                 Some(Line::Text { line_no, text, .. }) => {
+                    self.out.current_line = line_no;
                     self.format.line(line_no, text, &mut self.out);
                 }
                 Some(Line::TooLong { line_no, .. }) => {
@@ -223,22 +266,19 @@ impl<F: LineFormat> Decoder for TextDecoder<F> {
                         format_args!("longer than {} bytes", super::MAX_LINE_BYTES),
                     );
                 }
-                None if self.finished && !self.drained => {
+                None if self.finished => {
                     self.drained = true;
                     self.format.finish(&mut self.out);
                 }
                 None => return Ok(None),
             }
             if let Some(error) = self.out.fatal.take() {
-                self.failed = true;
-                self.out.events.clear();
+                self.fail();
                 return Err(error);
             }
             let d = &self.out.diagnostics;
             if self.out.accepted_lines == 0 && d.skipped_records >= GIVE_UP_AFTER_SKIPPED_LINES {
-                self.failed = true;
-                self.out.events.clear();
-                return Err(DecodeError::other(
+                let error = DecodeError::other(
                     self.format.name(),
                     format!(
                         "the first {} records are all unreadable, so this is not {} input; first \
@@ -247,8 +287,11 @@ impl<F: LineFormat> Decoder for TextDecoder<F> {
                         self.format.name(),
                         d.reasons.first().map(String::as_str).unwrap_or("-")
                     ),
-                ));
+                );
+                self.fail();
+                return Err(error);
             }
+            self.sort_in();
         }
     }
 
@@ -432,27 +475,30 @@ pub(crate) fn len_bytes(len: u64) -> Result<u32, String> {
     u32::try_from(len).map_err(|_| format!("length {len} bytes does not fit in 4 GiB"))
 }
 
-/// Makes times relative to the first record: `time_nanos` counts from the first record's time,
-/// and that time becomes [`TraceHeader::start_unix_nanos`] when the clock is wall-clock time.
-/// A record earlier than the first (traces are only roughly sorted) gets time 0.
+/// Timestamps in a format's own clock. Text formats with absolute times (wall-clock, or seconds
+/// since boot) give [`Clock::absolute_nanos`] each record's time; the decoder then counts
+/// `time_nanos` from the earliest record of its first sorting window (`decode::order`), whose
+/// time becomes [`TraceHeader::start_unix_nanos`] when the clock is wall-clock time.
 #[derive(Debug, Default)]
-pub(crate) struct Clock {
-    origin: Option<u64>,
-}
+pub(crate) struct Clock;
 
 impl Clock {
-    /// `t` in the format's nanoseconds; `unix_nanos_of` converts the origin to Unix time.
-    pub fn relative(
+    /// `t` in the format's units of `nanos_per_unit` nanoseconds, as nanoseconds in the format's
+    /// own epoch (saturating). `unix_nanos_of` converts a time in the format's units to Unix
+    /// nanoseconds, when the clock is wall-clock time.
+    pub fn absolute_nanos(
         &mut self,
         t: u64,
-        header: &mut TraceHeader,
+        nanos_per_unit: u64,
+        out: &mut Out,
         unix_nanos_of: impl FnOnce(u64) -> Option<i64>,
     ) -> u64 {
-        let origin = *self.origin.get_or_insert_with(|| {
-            header.start_unix_nanos = unix_nanos_of(t);
-            t
-        });
-        t.saturating_sub(origin)
+        let nanos = t.saturating_mul(nanos_per_unit);
+        if out.time_base.is_none() {
+            let offset = unix_nanos_of(t).map(|u| i128::from(u) - i128::from(nanos));
+            out.time_base = Some(offset);
+        }
+        nanos
     }
 }
 

@@ -23,7 +23,7 @@ use analyzer_core::stat::Stat;
 use anyhow::{bail, Context};
 
 use crate::input::{self, InputArgs};
-use crate::output::bytes;
+use analyzer_core::units::bytes;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -118,9 +118,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         url_hash: None,
     });
     let mut out = std::fs::File::create(&args.output)
-        .with_context(|| format!("cannot create {}", args.output.display()))?;
+        .with_context(|| format!("cannot create {}", crate::input::shown(&args.output)))?;
     out.write_all(html.as_bytes())
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
+        .with_context(|| format!("cannot write {}", crate::input::shown(&args.output)))?;
     if !args.input.quiet {
         let embedded = match &trace {
             None => "no trace copy".to_owned(),
@@ -128,7 +128,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         };
         eprintln!(
             "blocksight: wrote {} ({}; embeds {embedded})",
-            args.output.display(),
+            crate::input::shown(&args.output),
             bytes(html.len() as u64)
         );
     }

@@ -10,6 +10,7 @@
 //! predicted speed-up of the Array view's first layout with an SSD cache of that size, which the
 //! worker computes by replaying the trace ([`speedup_request`]).
 
+use analyzer_core::stat::rates_unmeasured_reason;
 use yew::prelude::*;
 
 use crate::charts::size_histogram::size_histogram;
@@ -87,7 +88,10 @@ fn cards(r: &Results) -> Vec<Card> {
             label: "Requests",
             value: count(s.events),
             raw: s.events.to_string(),
-            detail: format!("{:.0} per second on average", s.iops),
+            detail: match rates_unmeasured_reason(s.duration_nanos, s.clock_resolution_nanos) {
+                Some(why) => format!("rate {why}"),
+                None => format!("{:.0} per second on average", s.iops),
+            },
         },
         Card {
             key: "duration",
@@ -128,12 +132,19 @@ fn cards(r: &Results) -> Vec<Card> {
         Card {
             key: "throughput",
             label: "Mean throughput",
-            value: format!("{:.1} MiB/s", s.read_mib_per_sec + s.write_mib_per_sec),
+            value: if s.rates_measured {
+                format!("{:.1} MiB/s", s.read_mib_per_sec + s.write_mib_per_sec)
+            } else {
+                "-".into()
+            },
             raw: format!("{}", s.read_mib_per_sec + s.write_mib_per_sec),
-            detail: format!(
-                "read {:.1} MiB/s, write {:.1} MiB/s",
-                s.read_mib_per_sec, s.write_mib_per_sec
-            ),
+            detail: match rates_unmeasured_reason(s.duration_nanos, s.clock_resolution_nanos) {
+                Some(why) => why,
+                None => format!(
+                    "read {:.1} MiB/s, write {:.1} MiB/s",
+                    s.read_mib_per_sec, s.write_mib_per_sec
+                ),
+            },
         },
         Card {
             key: "size",
@@ -318,6 +329,9 @@ fn warnings(r: &Results) -> Vec<String> {
             "{} records could not be read and were skipped.",
             count(s.skipped_records)
         ));
+    }
+    if let Some(order) = &s.order_warning {
+        w.push(format!("Time went backwards: {order}."));
     }
     if s.truncated_tail_bytes > 0 {
         w.push(format!(

@@ -1,0 +1,315 @@
+//! One rule for records whose time goes backwards, applied by every decoder, so that `stat`,
+//! `analyze`, `simulate`, `predict` and the web app all see the same stream.
+//!
+//! Real traces are only roughly sorted: a Tencent CBS file may start with a record one second
+//! later than the next thousand, SYSTOR '17 and MSR files have records a few milliseconds out of
+//! order. The rule:
+//!
+//! 1. Records are sorted by time within a window of [`REORDER_WINDOW`] records (stable: records
+//!    with equal times keep file order). Each record earlier than one before it is counted in
+//!    [`Diagnostics::out_of_order_records`], and the first one is named (its line) in
+//!    [`Diagnostics::out_of_order_first`].
+//! 2. A record more than the window out of order (earlier than a record already passed on) is
+//!    moved forward to the latest time already passed on, and counted in
+//!    [`Diagnostics::clamped_records`]: time never goes backwards in the event stream.
+//! 3. Formats with absolute timestamps (wall-clock or since boot) count `time_nanos` from the
+//!    earliest record of the first window, not from the first line; that record's time is the
+//!    trace's start time.
+//!
+//! Memory: at most [`REORDER_WINDOW`] + 1 events are held (about 1 MiB).
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+use super::{DecodeError, Decoder, Diagnostics};
+use crate::event::{IoEvent, TraceHeader};
+
+/// A short duration for warnings: `750 ns`, `3 µs`, `12.5 ms`, `1 s`.
+fn format_duration_nanos(nanos: u64) -> String {
+    let (value, unit) = match nanos {
+        0..=999 => return format!("{nanos} ns"),
+        1_000..=999_999 => (nanos as f64 / 1e3, "µs"),
+        1_000_000..=999_999_999 => (nanos as f64 / 1e6, "ms"),
+        _ => (nanos as f64 / 1e9, "s"),
+    };
+    let text = format!("{value:.1}");
+    format!("{} {unit}", text.strip_suffix(".0").unwrap_or(&text))
+}
+
+/// How many records the sorting window holds.
+pub const REORDER_WINDOW: usize = 16_384;
+
+struct Held {
+    event: IoEvent,
+    seq: u64,
+}
+
+impl PartialEq for Held {
+    fn eq(&self, other: &Held) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Held {}
+impl PartialOrd for Held {
+    fn partial_cmp(&self, other: &Held) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Held {
+    fn cmp(&self, other: &Held) -> Ordering {
+        (self.event.time_nanos, self.seq).cmp(&(other.event.time_nanos, other.seq))
+    }
+}
+
+/// The sorting window (see the module documentation).
+#[derive(Default)]
+pub(crate) struct Reorder {
+    heap: BinaryHeap<Reverse<Held>>,
+    seq: u64,
+    /// The latest time pushed so far.
+    newest_pushed: Option<u64>,
+    /// The latest time passed on so far.
+    newest_released: Option<u64>,
+    /// `Some(unix_offset)` when times are absolute and must be counted from the earliest
+    /// record: Unix nanoseconds = absolute nanoseconds + offset (`None` inside: not wall-clock).
+    rebase: Option<Option<i128>>,
+    origin: Option<u64>,
+}
+
+impl Reorder {
+    /// Times are absolute (nanoseconds in the format's own epoch): count them from the earliest
+    /// record; `unix_offset` converts that epoch to Unix time when known.
+    pub fn rebase_absolute(&mut self, unix_offset: Option<i128>) {
+        self.rebase.get_or_insert(unix_offset);
+    }
+
+    /// Takes one event; `where_` names it for the out-of-order warning (`line 12`).
+    pub fn push(
+        &mut self,
+        event: IoEvent,
+        where_: impl FnOnce() -> String,
+        diagnostics: &mut Diagnostics,
+    ) {
+        match self.newest_pushed {
+            Some(newest) if event.time_nanos < newest => {
+                diagnostics.out_of_order_records += 1;
+                if diagnostics.out_of_order_first.is_none() {
+                    diagnostics.out_of_order_first = Some(format!(
+                        "{}: {} earlier than a record before it",
+                        where_(),
+                        format_duration_nanos(newest - event.time_nanos)
+                    ));
+                }
+            }
+            _ => self.newest_pushed = Some(event.time_nanos),
+        }
+        self.heap.push(Reverse(Held {
+            event,
+            seq: self.seq,
+        }));
+        self.seq += 1;
+    }
+
+    /// The next event in time order: only once the window is full, or (`finished`) at the end.
+    pub fn pop(
+        &mut self,
+        finished: bool,
+        header: &mut TraceHeader,
+        diagnostics: &mut Diagnostics,
+    ) -> Option<IoEvent> {
+        if !finished && self.heap.len() <= REORDER_WINDOW {
+            return None;
+        }
+        let Reverse(Held { mut event, .. }) = self.heap.pop()?;
+        if let Some(unix_offset) = self.rebase {
+            let origin = *self.origin.get_or_insert_with(|| {
+                header.start_unix_nanos = unix_offset
+                    .and_then(|off| i64::try_from(i128::from(event.time_nanos) + off).ok());
+                event.time_nanos
+            });
+            event.time_nanos = event.time_nanos.saturating_sub(origin);
+        }
+        match self.newest_released {
+            Some(newest) if event.time_nanos < newest => {
+                diagnostics.clamped_records += 1;
+                event.time_nanos = newest;
+            }
+            _ => self.newest_released = Some(event.time_nanos),
+        }
+        Some(event)
+    }
+}
+
+/// Applies the ordering rule to any decoder (the binary formats, whose records carry their own
+/// relative times).
+pub(crate) struct InOrder<D: Decoder> {
+    inner: D,
+    reorder: Reorder,
+    header: TraceHeader,
+    diagnostics: Diagnostics,
+    own: Diagnostics,
+    records: u64,
+    finished: bool,
+    inner_done: bool,
+}
+
+impl<D: Decoder> InOrder<D> {
+    pub fn new(inner: D) -> InOrder<D> {
+        InOrder {
+            header: inner.header().clone(),
+            diagnostics: inner.diagnostics().clone(),
+            inner,
+            reorder: Reorder::default(),
+            own: Diagnostics::default(),
+            records: 0,
+            finished: false,
+            inner_done: false,
+        }
+    }
+
+    fn refresh(&mut self) {
+        self.header = self.inner.header().clone();
+        let mut d = self.inner.diagnostics().clone();
+        d.out_of_order_records += self.own.out_of_order_records;
+        d.clamped_records += self.own.clamped_records;
+        if d.out_of_order_first.is_none() {
+            d.out_of_order_first = self.own.out_of_order_first.clone();
+        }
+        self.diagnostics = d;
+    }
+}
+
+impl<D: Decoder> Decoder for InOrder<D> {
+    fn push(&mut self, bytes: &[u8]) {
+        self.inner.push(bytes);
+    }
+
+    fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
+        loop {
+            if let Some(e) = self
+                .reorder
+                .pop(self.inner_done, &mut self.header, &mut self.own)
+            {
+                return Ok(Some(e));
+            }
+            if self.inner_done {
+                self.refresh();
+                return Ok(None);
+            }
+            match self.inner.next_event() {
+                Ok(Some(e)) => {
+                    self.records += 1;
+                    let n = self.records;
+                    self.reorder
+                        .push(e, || format!("record {n}"), &mut self.own);
+                }
+                Ok(None) => {
+                    if self.finished {
+                        self.inner_done = true;
+                        continue;
+                    }
+                    self.refresh();
+                    return Ok(None);
+                }
+                Err(error) => {
+                    self.refresh();
+                    return Err(error);
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.finished = true;
+        self.inner.finish();
+    }
+
+    fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    fn diagnostics(&self) -> &Diagnostics {
+        &self.diagnostics
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Op;
+
+    fn ev(time_nanos: u64, offset_bytes: u64) -> IoEvent {
+        IoEvent {
+            time_nanos,
+            device: 0,
+            offset_bytes,
+            len_bytes: 4096,
+            op: Op::Read,
+            latency_nanos: None,
+            pid: None,
+        }
+    }
+
+    fn run(times: &[u64], rebase: bool) -> (Vec<IoEvent>, Diagnostics, TraceHeader) {
+        let mut r = Reorder::default();
+        if rebase {
+            r.rebase_absolute(Some(1_000));
+        }
+        let mut d = Diagnostics::default();
+        let mut h = TraceHeader::default();
+        let mut out = Vec::new();
+        for (i, &t) in times.iter().enumerate() {
+            r.push(ev(t, i as u64), || format!("line {}", i + 1), &mut d);
+            while let Some(e) = r.pop(false, &mut h, &mut d) {
+                out.push(e);
+            }
+        }
+        while let Some(e) = r.pop(true, &mut h, &mut d) {
+            out.push(e);
+        }
+        (out, d, h)
+    }
+
+    #[test]
+    fn sorts_within_the_window_stably_and_names_the_first_late_record() {
+        let (out, d, h) = run(&[5_000, 2_000, 2_000, 9_000, 1_000], true);
+        let got: Vec<(u64, u64)> = out.iter().map(|e| (e.time_nanos, e.offset_bytes)).collect();
+        // Origin is the earliest record (1000), not the first line (5000).
+        assert_eq!(
+            got,
+            [(0, 4), (1_000, 1), (1_000, 2), (4_000, 0), (8_000, 3)]
+        );
+        assert_eq!(d.out_of_order_records, 3);
+        assert_eq!(d.clamped_records, 0);
+        assert_eq!(
+            d.out_of_order_first.as_deref(),
+            Some("line 2: 3 µs earlier than a record before it")
+        );
+        assert_eq!(h.start_unix_nanos, Some(2_000));
+    }
+
+    #[test]
+    fn records_beyond_the_window_move_forward_and_time_never_goes_back() {
+        let mut times: Vec<u64> = (0..REORDER_WINDOW as u64 + 10).map(|i| 1_000 + i).collect();
+        times.push(0);
+        let (out, d, _) = run(&times, false);
+        assert_eq!(out.len(), times.len());
+        assert!(out.windows(2).all(|w| w[0].time_nanos <= w[1].time_nanos));
+        assert_eq!(d.clamped_records, 1);
+        assert_eq!(d.out_of_order_records, 1);
+        // The late record (offset = its index) got the latest time already passed on.
+        let late = out
+            .iter()
+            .find(|e| e.offset_bytes == times.len() as u64 - 1)
+            .expect("kept");
+        assert!(late.time_nanos >= 1_000);
+    }
+
+    #[test]
+    fn sorted_input_passes_unchanged() {
+        let times: Vec<u64> = (0..100).map(|i| i * 7).collect();
+        let (out, d, _) = run(&times, false);
+        assert_eq!(out.iter().map(|e| e.time_nanos).collect::<Vec<_>>(), times);
+        assert_eq!(d, Diagnostics::default());
+    }
+}
