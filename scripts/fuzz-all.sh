@@ -1,45 +1,100 @@
 #!/usr/bin/env bash
-# Runs every cargo-fuzz target in fuzz/ for SECONDS each and prints its exec count. Corpora
-# (fuzz/corpus/TARGET) are seeded with the small fixtures under tests/data. Crashes are saved in
-# fuzz/artifacts/TARGET and reported; the script goes on with the next target and exits non-zero
-# at the end if any target failed.
+# Runs the cargo-fuzz targets in fuzz/, resumably and optionally in parallel, and prints one line
+# per target: executions this run and in total, coverage (libFuzzer's `cov:` and `ft:`), corpus
+# size and the outcome.
+#
+#   scripts/fuzz-all.sh [-j JOBS] [-e GOAL] SECONDS [TARGET...]
+#
+# SECONDS   the longest one target runs in this call.
+# -j JOBS   targets fuzzed at the same time (default 1). Each is one libFuzzer process under
+#           `nice -n 19`, so a shared machine keeps its other work.
+# -e GOAL   total executions to reach per target (default: none). Totals are kept across calls
+#           in fuzz/stats/TARGET (one line per run: date, execs, cov, ft, corpus, status); a
+#           target at its goal is skipped, a call runs only the executions still missing.
+#
+# Resuming: each target's corpus (fuzz/corpus/TARGET) is what libFuzzer keeps between runs, so
+# a new call starts from the coverage the last one reached; fixtures under tests/data seed it
+# once. Crashes are saved in fuzz/artifacts/TARGET and reported; the script goes on with the
+# other targets and exits non-zero at the end if any target failed. Logs: fuzz/logs/TARGET.log.
 # Needs: a nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
 # FUZZ_TARGET_DIR overrides the build directory (default fuzz/target).
 set -uo pipefail
-secs=${1:?usage: scripts/fuzz-all.sh SECONDS [TARGET...]}
+jobs=1
+goal=0
+while getopts "j:e:" opt; do
+  case $opt in
+    j) jobs=$OPTARG ;;
+    e) goal=$OPTARG ;;
+    *) echo "usage: scripts/fuzz-all.sh [-j JOBS] [-e GOAL] SECONDS [TARGET...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+secs=${1:?usage: scripts/fuzz-all.sh [-j JOBS] [-e GOAL] SECONDS [TARGET...]}
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 target_dir=${FUZZ_TARGET_DIR:-$root/fuzz/target}
 if [ $# -gt 0 ]; then targets=("$@"); else mapfile -t targets < <(cargo +nightly fuzz list); fi
-# `cargo fuzz run` builds what it runs; building everything first keeps compile time out of the
-# fuzzing time and stops early on a build error.
-if [ $# -gt 0 ]; then
-  for t in "${targets[@]}"; do cargo +nightly fuzz build -O --target-dir "$target_dir" "$t" || exit 1; done
-else
-  cargo +nightly fuzz build -O --target-dir "$target_dir" || exit 1
-fi
-failed=0
+mkdir -p stats logs
+# `cargo fuzz run` builds what it runs; building first keeps compile time out of the fuzzing
+# time and stops early on a build error.
 for t in "${targets[@]}"; do
-  corpus=corpus/$t
+  nice -n 19 cargo +nightly fuzz build -O --target-dir "$target_dir" "$t" || exit 1
+done
+
+total_execs() { awk '{s += $2} END {print s + 0}' "stats/$1" 2>/dev/null || echo 0; }
+
+fuzz_one() {
+  local t=$1 corpus=corpus/$1 log=logs/$1.log done_execs runs status execs cov ft units
+  done_execs=$(total_execs "$t")
+  runs=-1
+  if [ "$goal" -gt 0 ]; then
+    if [ "$done_execs" -ge "$goal" ]; then
+      printf '%-20s %12s %14s  at its goal, skipped\n' "$t" 0 "$done_execs"
+      return 0
+    fi
+    runs=$((goal - done_execs))
+  fi
   mkdir -p "$corpus"
-  find "$root/tests/data" -type f -size -64k ! -name '*.expected' ! -name '*.md' ! -name '*.sh' \
-    ! -name '*.py' ! -name '*.json' -print0 |
-    while IFS= read -r -d '' f; do cp -n "$f" "$corpus/seed-$(basename "$f")"; done
-  log=$(mktemp)
-  cargo +nightly fuzz run -O --target-dir "$target_dir" "$t" "$corpus" -- \
-    -max_total_time="$secs" -max_len=65536 -print_final_stats=1 >"$log" 2>&1
+  if [ -z "$(ls -A "$corpus")" ]; then
+    find "$root/tests/data" -type f -size -64k ! -name '*.expected' ! -name '*.md' ! -name '*.sh' \
+      ! -name '*.py' ! -name '*.json' -print0 |
+      while IFS= read -r -d '' f; do cp -n "$f" "$corpus/seed-$(basename "$f")"; done
+  fi
+  nice -n 19 cargo +nightly fuzz run -O --target-dir "$target_dir" "$t" "$corpus" -- \
+    -max_total_time="$secs" -runs="$runs" -max_len=65536 -print_final_stats=1 >"$log" 2>&1
   status=$?
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)
-  if [ $status -eq 0 ]; then
-    printf '%-22s %12s execs in %ss\n' "$t" "${execs:-?}" "$secs"
-  else
-    failed=1
-    printf '%-22s %12s execs, FAILED (exit %s); log %s, artifacts in fuzz/artifacts/%s\n' \
-      "$t" "${execs:-?}" "$status" "$log" "$t"
+  # The last status line carries the coverage: "#N  REDUCE cov: C ft: F corp: U/..."
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+  ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+  units=$(find "$corpus" -type f | wc -l)
+  local outcome=ok
+  [ $status -eq 0 ] || outcome="FAILED (exit $status)"
+  printf '%s %s %s %s %s %s\n' "$(date -u +%FT%TZ)" "${execs:-0}" "${cov:-?}" "${ft:-?}" \
+    "$units" "${outcome// /_}" >>"stats/$t"
+  printf '%-20s %12s %14s  cov %-6s ft %-7s corpus %-6s %s\n' "$t" "${execs:-?}" \
+    "$(total_execs "$t")" "${cov:-?}" "${ft:-?}" "$units" "$outcome"
+  if [ $status -ne 0 ]; then
+    echo "    log $root/fuzz/$log, artifacts in fuzz/artifacts/$t"
     grep -m3 -E "panicked|ERROR: libFuzzer" "$log" | sed 's/^/    /'
-    continue
+    return 1
   fi
-  rm -f "$log"
+}
+
+printf '%-20s %12s %14s  %s\n' target "execs (run)" "execs (total)" "coverage and outcome"
+failed=0
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || failed=1
+  running=$((running - 1))
 done
 exit $failed

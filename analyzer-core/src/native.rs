@@ -578,6 +578,50 @@ mod tests {
     }
 
     #[test]
+    fn issue_13_one_bad_byte_loses_at_most_one_small_chunk() {
+        // Before, the default chunk held 65,536 events: one changed byte lost all of them.
+        let events: Vec<IoEvent> = (0..100_000u64)
+            .map(|i| ev(i * 10_000, (i * 7919 % 100_000) * 4096, 4096, Op::Read))
+            .collect();
+        let mut bytes = encode_all(&header(), &events, EncodeOptions::default());
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x55;
+        let got = decode(&bytes, bytes.len());
+        let lost = events.len() - got.events.len();
+        assert!((1..=4096).contains(&lost), "{lost} events lost");
+    }
+
+    #[test]
+    fn an_lz4_size_claim_beyond_what_lz4_can_expand_to_is_damage() {
+        // A changed size word (CRCs fixed, as native_structured makes them) claiming 60 MiB for
+        // a block of a few hundred bytes: the reader zeroed 60 MiB for such a chunk.
+        let events: Vec<IoEvent> = (0..64u64)
+            .map(|i| ev(i, i * 4096, 4096, Op::Read))
+            .collect();
+        let options = EncodeOptions {
+            chunk_events: 64,
+            compression: Compression::Lz4,
+        };
+        let mut bytes = encode_all(&header(), &events, options);
+        let ends = chunk_ends(&bytes);
+        let (start, end) = (ends[0], ends[1]);
+        assert_eq!(bytes[start + 5], Compression::Lz4.codec());
+        let payload = start + FRAME_BYTES;
+        bytes[payload..payload + 4].copy_from_slice(&(60u32 << 20).to_le_bytes());
+        let crc = crc32fast::hash(&bytes[payload..end]);
+        bytes[start + 12..start + 16].copy_from_slice(&crc.to_le_bytes());
+        let frame = frame_crc(&bytes[start..]);
+        bytes[start + 16..start + 20].copy_from_slice(&frame.to_le_bytes());
+        let got = decode(&bytes, 7);
+        assert!(got.events.is_empty());
+        assert!(
+            got.diagnostics.reasons[0].contains("more than LZ4 can expand to"),
+            "{:?}",
+            got.diagnostics
+        );
+    }
+
+    #[test]
     fn version_1_0_files_still_read() {
         // 1.0 had no devices chunk; only the minor version differs for such a file.
         let mut bytes = encode_all(&header(), &sample_events(), small_chunks());

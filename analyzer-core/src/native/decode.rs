@@ -317,6 +317,15 @@ fn process_chunk(
                     "an LZ4 payload claims {size} bytes, over the 64 MiB limit"
                 ));
             }
+            // An LZ4 block expands at most about 255 times (a match length grows by 255 per
+            // extra byte). A larger claim is damage; refusing it saves zeroing up to 64 MiB for
+            // a chunk of a few bytes.
+            if size > compressed.len().saturating_mul(255).saturating_add(64) {
+                return Err(format!(
+                    "an LZ4 payload of {} bytes claims {size} bytes, more than LZ4 can expand to",
+                    compressed.len()
+                ));
+            }
             owned.clear();
             owned.resize(size, 0);
             match lz4_flex::block::decompress_into(compressed, owned) {

@@ -344,6 +344,13 @@ impl RunContext<'_> {
                 DEFAULT_COMPLETION_TIMEOUT_NANOS / 1_000_000_000
             );
         }
+        if s.superseded > 0 {
+            eprintln!(
+                "blocksight: {} requests have no latency because their completion was never seen \
+                 (a later request to the same sector completed first)",
+                count(s.superseded)
+            );
+        }
         if summary.header.dropped_events > 0 {
             eprintln!(
                 "blocksight: warning: the kernel dropped {} events because its trace buffer was full; \

@@ -196,22 +196,28 @@ fn read_head(
 }
 
 /// After answering a refused request whose bytes are still arriving: closes our side, then
-/// reads and discards (briefly, boundedly) what the client still sends. Closing a socket with
-/// unread input makes the kernel reset the connection, and the client would see the reset
-/// instead of the 431.
+/// reads and discards what the client still sends, for at most [`LINGER`]. Closing a socket
+/// with unread input makes the kernel reset the connection, and the client's send would fail
+/// ("connection reset") before it reads the 431.
 fn linger(mut stream: &TcpStream) -> std::io::Result<()> {
     stream.shutdown(Shutdown::Write)?;
-    stream.set_read_timeout(Some(Duration::from_secs(1)))?;
-    let mut buf = [0u8; 4096];
-    let mut drained = 0usize;
-    while drained < (1 << 20) {
+    let until = Instant::now() + LINGER;
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        stream.set_read_timeout(Some(left))?;
         match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => drained += n,
+            Ok(0) | Err(_) => return Ok(()),
+            Ok(_) => {}
         }
     }
-    Ok(())
 }
+
+/// How long a refused client may go on sending before the connection is closed anyway.
+const LINGER: Duration = Duration::from_secs(2);
 
 fn respond(
     out: &mut TcpStream,

@@ -14,10 +14,28 @@
 //!    counted in `evicted`).
 //!
 //! When recording stops, everything still held is written; requests still in flight then have
-//! no latency and count as `never_completed`. A completion with no matching issue (issued before
-//! recording started, or its issue was lost or already written) is counted and otherwise
-//! ignored. Issues are matched to completions by (device, sector), oldest first; flushes, which
-//! have no sector, are matched oldest first per device.
+//! no latency and count as `never_completed`.
+//!
+//! # Matching (issue 13: start-up mis-matches)
+//!
+//! Issues are matched to completions by (device, sector, direction); flushes, which have no
+//! sector, per device. A completion takes the *newest* waiting issue at its key issued no later
+//! than itself, and any older issue still waiting at that key is *superseded*: its own
+//! completion was evidently never seen, and it is written at once without latency (counted in
+//! `superseded`). Matching oldest first instead, as before, let one issue whose completion was
+//! missed (its completion record processed before it, or lost) take the completion of the next
+//! request to the same sector, and that request the next one's: a chain of latencies of seconds,
+//! while the issue-order rule held every later request back behind the first stuck one.
+//!
+//! A completion with no waiting issue is kept for a while as an *orphan* (at most
+//! [`MAX_ORPHANS`], for [`ORPHAN_NANOS`] of trace time): if an issue at its key, issued before
+//! it, is processed later (its CPU's records arrived a round late), the two are matched. A
+//! completion of a request issued before recording started can never match: every issue seen
+//! later is also issued later. Orphans count in `unmatched_completions` unless matched later.
+//!
+//! The price: two requests to one sector in flight at once in the same direction (rare; the
+//! file system normally orders them) may both complete; the first completion then goes to the
+//! newer one and the older is written without latency, instead of each getting its own.
 
 use std::collections::VecDeque;
 
@@ -71,6 +89,11 @@ pub struct TrackerStats {
     pub never_completed: u64,
     pub evicted: u64,
     pub unmatched_completions: u64,
+    /// Issues written without latency because a later request at the same key completed
+    /// first (their own completion was never seen).
+    pub superseded: u64,
+    /// Completions processed before their issue and matched when it arrived.
+    pub matched_late: u64,
     /// Records skipped by spatial sampling (issues and completions).
     pub sampled_out: u64,
     /// Records whose time was before the origin (clamped to 0).
@@ -84,7 +107,8 @@ pub struct TrackerStats {
 struct Key {
     device: u32,
     offset_bytes: u64,
-    flush: bool,
+    /// The direction: a read's completion never completes a write at the same sector.
+    op: Op,
 }
 
 impl Key {
@@ -93,10 +117,15 @@ impl Key {
         Key {
             device: r.device,
             offset_bytes: if flush { 0 } else { r.offset_bytes },
-            flush,
+            op: r.op,
         }
     }
 }
+
+/// Unmatched completions kept at most, waiting for an issue processed late.
+pub const MAX_ORPHANS: usize = 4096;
+/// How long (trace time, after the completion) an orphan completion waits for its issue.
+pub const ORPHAN_NANOS: u64 = 1_000_000_000;
 
 /// The issued requests waiting for a completion at one key, oldest first. Almost always one,
 /// so that case needs no allocation.
@@ -110,6 +139,8 @@ enum Waiting {
 struct Slot {
     record: Record,
     completed_nanos: Option<u64>,
+    /// A later request at the same key completed first: write this one without latency.
+    superseded: bool,
 }
 
 pub struct Tracker {
@@ -119,6 +150,9 @@ pub struct Tracker {
     pending: VecDeque<Slot>,
     base_seq: u64,
     outstanding: IntMap<Key, Waiting>,
+    /// Completions no issue was waiting for, by key (times), and in arrival order for expiry.
+    orphans: IntMap<Key, VecDeque<u64>>,
+    orphan_order: VecDeque<(Key, u64)>,
     holdover: Vec<Record>,
     /// Time of the last request written, to keep the output sorted.
     last_written_nanos: u64,
@@ -132,6 +166,8 @@ impl Tracker {
             pending: VecDeque::new(),
             base_seq: 0,
             outstanding: IntMap::default(),
+            orphans: IntMap::default(),
+            orphan_order: VecDeque::new(),
             holdover: Vec::new(),
             last_written_nanos: 0,
             stats: TrackerStats::default(),
@@ -172,6 +208,46 @@ impl Tracker {
     pub fn finish(&mut self, emit: &mut impl FnMut(IoEvent)) {
         self.advance(u64::MAX, emit);
         self.emit_ready(u64::MAX, true, emit);
+        self.orphans.clear();
+        self.orphan_order.clear();
+    }
+
+    /// Forgets orphan completions older than [`ORPHAN_NANOS`] before `now_nanos`, or beyond
+    /// [`MAX_ORPHANS`].
+    fn expire_orphans(&mut self, now_nanos: u64) {
+        while let Some(&(key, t)) = self.orphan_order.front() {
+            if self.orphan_order.len() <= MAX_ORPHANS && t.saturating_add(ORPHAN_NANOS) >= now_nanos
+            {
+                break;
+            }
+            self.orphan_order.pop_front();
+            if let Some(q) = self.orphans.get_mut(&key) {
+                if let Some(i) = q.iter().position(|&x| x == t) {
+                    q.remove(i);
+                }
+                if q.is_empty() {
+                    self.orphans.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// An orphan completion at `key` no earlier than `issue_nanos`, taken out.
+    fn take_orphan(&mut self, key: &Key, issue_nanos: u64) -> Option<u64> {
+        let q = self.orphans.get_mut(key)?;
+        let i = q.iter().position(|&t| t >= issue_nanos)?;
+        let t = q.remove(i)?;
+        if q.is_empty() {
+            self.orphans.remove(key);
+        }
+        if let Some(j) = self
+            .orphan_order
+            .iter()
+            .position(|&(k, x)| k == *key && x == t)
+        {
+            self.orphan_order.remove(j);
+        }
+        Some(t)
     }
 
     fn sampled_in(&self, r: &Record) -> bool {
@@ -191,13 +267,25 @@ impl Tracker {
             return;
         }
         let key = Key::of(&r);
+        self.expire_orphans(r.time_nanos);
         match r.kind {
             Kind::Issue => {
                 self.stats.issued += 1;
+                if let Some(done) = self.take_orphan(&key, r.time_nanos) {
+                    self.stats.matched_late += 1;
+                    self.stats.unmatched_completions -= 1;
+                    self.pending.push_back(Slot {
+                        record: r,
+                        completed_nanos: Some(done),
+                        superseded: false,
+                    });
+                    return;
+                }
                 let seq = self.base_seq + self.pending.len() as u64;
                 self.pending.push_back(Slot {
                     record: r,
                     completed_nanos: None,
+                    superseded: false,
                 });
                 match self.outstanding.get_mut(&key) {
                     None => {
@@ -210,6 +298,9 @@ impl Tracker {
                 }
             }
             Kind::Complete => {
+                // The newest issue at this key issued no later than this completion; older
+                // ones waiting at the key are superseded.
+                let mut older = Vec::new();
                 let seq = match self.outstanding.get_mut(&key) {
                     None => None,
                     Some(Waiting::One(seq)) => {
@@ -218,19 +309,44 @@ impl Tracker {
                         Some(seq)
                     }
                     Some(Waiting::Many(queue)) => {
-                        let seq = queue.pop_front();
+                        let base = self.base_seq;
+                        let pending = &self.pending;
+                        let issued_by = |s: u64| {
+                            s.checked_sub(base)
+                                .and_then(|i| pending.get(i as usize))
+                                .is_some_and(|p| p.record.time_nanos <= r.time_nanos)
+                        };
+                        let pick = queue.iter().rposition(|&s| issued_by(s));
+                        let seq = pick.and_then(|i| queue.remove(i));
+                        if let Some(i) = pick {
+                            older.extend(queue.drain(..i));
+                        }
                         if queue.is_empty() {
                             self.outstanding.remove(&key);
                         }
                         seq
                     }
                 };
+                for s in older {
+                    if let Some(p) = s
+                        .checked_sub(self.base_seq)
+                        .and_then(|i| self.pending.get_mut(i as usize))
+                    {
+                        p.superseded = true;
+                        self.stats.superseded += 1;
+                    }
+                }
                 let slot = seq
                     .and_then(|seq| seq.checked_sub(self.base_seq))
                     .and_then(|i| self.pending.get_mut(i as usize));
                 match slot {
                     Some(slot) => slot.completed_nanos = Some(r.time_nanos),
-                    None => self.stats.unmatched_completions += 1,
+                    None => {
+                        // Counted now; uncounted again if its issue turns up.
+                        self.stats.unmatched_completions += 1;
+                        self.orphans.entry(key).or_default().push_back(r.time_nanos);
+                        self.orphan_order.push_back((key, r.time_nanos));
+                    }
                 }
             }
         }
@@ -260,13 +376,15 @@ impl Tracker {
                 .saturating_add(self.config.completion_timeout_nanos)
                 <= horizon_nanos;
             let over = self.pending.len() > self.config.max_pending;
-            if p.completed_nanos.is_none() && !(all || timed_out || over) {
+            if p.completed_nanos.is_none() && !(p.superseded || all || timed_out || over) {
                 break;
             }
             self.pending.pop_front();
             let seq = self.base_seq;
             self.base_seq += 1;
-            if p.completed_nanos.is_none() {
+            if p.superseded {
+                // Already out of the outstanding index and counted.
+            } else if p.completed_nanos.is_none() {
                 self.forget_outstanding(seq, &p.record);
                 if over && !all && !timed_out {
                     self.stats.evicted += 1;
@@ -451,7 +569,7 @@ mod tests {
     }
 
     #[test]
-    fn flushes_match_by_device_and_same_sector_requests_fifo() {
+    fn flushes_match_by_device_and_same_sector_requests_newest_first() {
         let mut t = Tracker::new(config());
         let mut flush_issue = rec(110, Kind::Issue, 0, Op::Flush);
         flush_issue.len_bytes = 0;
@@ -468,7 +586,82 @@ mod tests {
             200,
         );
         let lat: Vec<_> = out.iter().map(|e| e.latency_nanos).collect();
-        assert_eq!(lat, vec![Some(10), Some(10), Some(13)]);
+        // Two writes to one sector in flight at once: the first completion goes to the newer
+        // one and supersedes the older (the price of never chaining, see the module docs).
+        assert_eq!(lat, vec![Some(10), None, Some(9)]);
+        assert_eq!(t.stats().superseded, 1);
+    }
+
+    #[test]
+    fn issue_13_a_missed_completion_neither_chains_nor_holds_everything_back() {
+        // The start-up failure: the first request's completion is never seen. Before, the next
+        // request to its sector gave it its completion (a latency of seconds), took the next
+        // one's in turn, and every later request waited behind the first for the timeout.
+        let mut t = Tracker::new(TrackerConfig {
+            completion_timeout_nanos: 10_000_000_000,
+            ..config()
+        });
+        let mut recs = vec![rec(110, Kind::Issue, 4096, Op::Read)];
+        for k in 1..=3u64 {
+            let at = k * 1_000_000;
+            recs.push(rec(at, Kind::Issue, 4096, Op::Read));
+            recs.push(rec(at + 100, Kind::Complete, 4096, Op::Read));
+            // Other requests in between, all completed.
+            for j in 0..10 {
+                recs.push(rec(at + 200 + j, Kind::Issue, (j + 10) * 4096, Op::Write));
+                recs.push(rec(
+                    at + 300 + j,
+                    Kind::Complete,
+                    (j + 10) * 4096,
+                    Op::Write,
+                ));
+            }
+        }
+        let out = run(&mut t, recs, 4_000_000);
+        // Everything is written long before the 10 s timeout.
+        assert_eq!(out.len(), 34);
+        assert_eq!(out[0].latency_nanos, None);
+        for e in &out[1..] {
+            assert!(e.latency_nanos.is_some_and(|l| l <= 100), "{e:?}");
+        }
+        assert_eq!(t.stats().superseded, 1);
+    }
+
+    #[test]
+    fn issue_13_a_read_completion_never_completes_a_write() {
+        let mut t = Tracker::new(config());
+        let out = run(
+            &mut t,
+            vec![
+                rec(110, Kind::Issue, 4096, Op::Write),
+                rec(115, Kind::Complete, 4096, Op::Read), // a read issued before recording
+                rec(130, Kind::Complete, 4096, Op::Write),
+            ],
+            200,
+        );
+        assert_eq!(out[0].latency_nanos, Some(20));
+        assert_eq!(t.stats().unmatched_completions, 1);
+    }
+
+    #[test]
+    fn issue_13_a_completion_processed_before_its_issue_is_matched_when_it_arrives() {
+        // The completion's CPU was read a round before the issue's.
+        let mut t = Tracker::new(config());
+        let mut out = run(&mut t, vec![rec(150, Kind::Complete, 4096, Op::Read)], 160);
+        assert!(out.is_empty());
+        assert_eq!(t.stats().unmatched_completions, 1);
+        t.holdover.push(rec(140, Kind::Issue, 4096, Op::Read));
+        t.finish(&mut |e| out.push(e));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].latency_nanos, Some(10));
+        let s = t.stats();
+        assert_eq!((s.matched_late, s.unmatched_completions), (1, 0));
+        // A completion from before the recording never matches a later issue.
+        let mut t = Tracker::new(config());
+        let mut out = run(&mut t, vec![rec(150, Kind::Complete, 4096, Op::Read)], 160);
+        t.holdover.push(rec(170, Kind::Issue, 4096, Op::Read));
+        t.finish(&mut |e| out.push(e));
+        assert_eq!(out[0].latency_nanos, None);
     }
 
     #[test]
