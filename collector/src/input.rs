@@ -233,9 +233,13 @@ pub fn read_events_with_header(
                 .find(|s| !s.head.is_empty())
                 .unwrap_or(&sources[0]);
             analyzer_core::format::sniff(&first.head).with_context(|| {
+                let closest = match analyzer_core::format::closest(&first.head) {
+                    Some(miss) => format!("; {miss}"),
+                    None => "; no known text format reads any of its first lines".into(),
+                };
                 format!(
-                    "cannot tell the format of {} from its first bytes; name it with --format \
-                     (`blocksight formats` lists them)",
+                    "cannot tell the format of {} from its first bytes{closest}; name it with \
+                     --format (`blocksight formats` lists them)",
                     first.path.display()
                 )
             })?
