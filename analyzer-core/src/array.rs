@@ -518,11 +518,26 @@ pub struct TraceReplay<'c> {
     engine: Engine,
     mode: ReplayMode,
     capacity: u64,
-    cache: Option<&'c mut (dyn CacheTier + 'c)>,
+    cache: Option<TierSlot<'c>>,
     backend: Vec<IoEvent>,
     first_time: Option<u64>,
     seen: u64,
     skipped: u64,
+}
+
+/// A replay's cache tier: borrowed from the caller, or owned (a job that holds its replays).
+enum TierSlot<'c> {
+    Borrowed(&'c mut (dyn CacheTier + 'c)),
+    Owned(Box<dyn CacheTier + 'c>),
+}
+
+impl<'c> TierSlot<'c> {
+    fn get(&mut self) -> &mut (dyn CacheTier + 'c) {
+        match self {
+            TierSlot::Borrowed(t) => &mut **t,
+            TierSlot::Owned(t) => &mut **t,
+        }
+    }
 }
 
 impl<'c> TraceReplay<'c> {
@@ -530,6 +545,23 @@ impl<'c> TraceReplay<'c> {
         config: &ArrayConfig,
         mode: ReplayMode,
         cache: Option<&'c mut (dyn CacheTier + 'c)>,
+    ) -> TraceReplay<'c> {
+        TraceReplay::with_slot(config, mode, cache.map(TierSlot::Borrowed))
+    }
+
+    /// A replay that owns its cache tier.
+    pub fn owning(
+        config: &ArrayConfig,
+        mode: ReplayMode,
+        cache: Option<Box<dyn CacheTier + 'c>>,
+    ) -> TraceReplay<'c> {
+        TraceReplay::with_slot(config, mode, cache.map(TierSlot::Owned))
+    }
+
+    fn with_slot(
+        config: &ArrayConfig,
+        mode: ReplayMode,
+        cache: Option<TierSlot<'c>>,
     ) -> TraceReplay<'c> {
         TraceReplay {
             engine: config.engine(),
@@ -565,7 +597,7 @@ impl<'c> TraceReplay<'c> {
         };
         route(
             &mut self.engine,
-            self.cache.as_deref_mut(),
+            self.cache.as_mut().map(TierSlot::get),
             &mut self.backend,
             &ev,
             closed,

@@ -85,6 +85,11 @@ pub struct Diagnostics {
     /// Bytes at the end of the input that did not form a complete record (a file cut off
     /// mid-write).
     pub truncated_tail_bytes: u64,
+    /// The input's format has an end marker and this input ended without it: the writer was
+    /// stopped before it finished (a recording killed with SIGKILL, a full disk, a copy cut
+    /// short), even when the cut fell exactly between two records.
+    #[serde(default)]
+    pub end_marker_missing: bool,
     /// Records earlier than a record before them in the input (sorted back into time order
     /// within a window of [`order::REORDER_WINDOW`] records; see `decode::order`).
     #[serde(default)]
@@ -135,6 +140,7 @@ impl Diagnostics {
         self.skipped_records += other.skipped_records;
         self.ignored_records += other.ignored_records;
         self.truncated_tail_bytes += other.truncated_tail_bytes;
+        self.end_marker_missing |= other.end_marker_missing;
         self.out_of_order_records += other.out_of_order_records;
         self.clamped_records += other.clamped_records;
         if self.out_of_order_first.is_none() {

@@ -22,6 +22,8 @@ pub mod event;
 pub mod export;
 pub mod format;
 pub mod hash;
+pub mod http;
+pub mod job;
 pub mod mrc;
 pub mod native;
 pub mod report;

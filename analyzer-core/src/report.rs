@@ -251,6 +251,106 @@ pub struct TraceCopy {
     encoder: Option<NativeEncoder>,
     events: u64,
     overflowed: bool,
+    /// Keep the first `limit` events and ignore the rest, instead of abandoning the copy.
+    prefix: bool,
+    /// Events offered to a prefix copy, kept or not.
+    seen: u64,
+}
+
+/// What a report's embedded trace copy holds, for the page's results and the CLI's message.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CopyKind {
+    /// Every request of the trace.
+    Whole,
+    /// A block-address sample keeping this share of the blocks.
+    Sample { rate: f64 },
+    /// The first requests of the trace, because the block sample kept none (all the I/O falls
+    /// on blocks the hash leaves out, for example one hot block); `of` is the trace's count.
+    Prefix { of: u64 },
+}
+
+/// A finished trace copy: its `.bst` bytes, the real number of events in it and what it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmbeddedCopy {
+    pub bytes: Vec<u8>,
+    pub events: u64,
+    pub kind: CopyKind,
+}
+
+impl EmbeddedCopy {
+    /// The sample rate the page's results carry (`embedded_sample_rate`): only a block sample
+    /// has one; analyses of a copy rescale by it.
+    pub fn sample_rate(&self) -> Option<f64> {
+        match self.kind {
+            CopyKind::Sample { rate } => Some(rate),
+            CopyKind::Whole | CopyKind::Prefix { .. } => None,
+        }
+    }
+
+    /// What the copy holds in words, with its real event count (never an estimate).
+    pub fn describe(&self, size: &str) -> String {
+        let n = self.events;
+        match self.kind {
+            CopyKind::Whole => format!("the whole trace ({size}, {n} events)"),
+            CopyKind::Sample { rate } => format!(
+                "a {:.2}% spatial sample of the trace ({size}, {n} events)",
+                rate * 100.0
+            ),
+            CopyKind::Prefix { of } => format!(
+                "the first {n} of {of} events ({size}): the spatial sample kept no request, \
+                 as the I/O falls on too few blocks"
+            ),
+        }
+    }
+}
+
+/// The copy of a trace with more than `embed_events` events, built in one pass over it: a block
+/// sample at [`sample_threshold`], and beside it the first `embed_events` events, which replace
+/// the sample when the hash keeps nothing (the sample then holds no data at all, while the
+/// report claimed a sample of the trace). Memory stays bounded: the prefix by `embed_events`,
+/// the sample by 4 × `embed_events` (I/O concentrated on a few sampled blocks can exceed the
+/// target; past the bound the prefix is used too).
+pub struct SampledCopy {
+    sample: TraceCopy,
+    prefix: TraceCopy,
+    total_events: u64,
+}
+
+impl SampledCopy {
+    pub fn new(embed_events: u64, total_events: u64) -> SampledCopy {
+        let threshold = sample_threshold(embed_events, total_events);
+        SampledCopy {
+            sample: TraceCopy::new(embed_events.saturating_mul(4), threshold),
+            prefix: TraceCopy::first(embed_events),
+            total_events,
+        }
+    }
+
+    pub fn push(&mut self, e: &IoEvent) {
+        self.sample.push(e);
+        self.prefix.push(e);
+    }
+
+    /// The sample when it kept something and stayed in bounds, else the prefix.
+    pub fn finish(self, header: &TraceHeader) -> EmbeddedCopy {
+        let rate = self.sample.sample_rate();
+        if self.sample.complete() && self.sample.events() > 0 {
+            let events = self.sample.events();
+            let kind = rate.map_or(CopyKind::Whole, |rate| CopyKind::Sample { rate });
+            return EmbeddedCopy {
+                bytes: self.sample.finish(header),
+                events,
+                kind,
+            };
+        }
+        let of = self.total_events.max(self.prefix.seen);
+        let events = self.prefix.events();
+        EmbeddedCopy {
+            bytes: self.prefix.finish(header),
+            events,
+            kind: CopyKind::Prefix { of },
+        }
+    }
 }
 
 impl TraceCopy {
@@ -272,6 +372,17 @@ impl TraceCopy {
             encoder,
             events: 0,
             overflowed: false,
+            prefix: false,
+            seen: 0,
+        }
+    }
+
+    /// The first `limit` events, unsampled; later ones are ignored and, in the final header,
+    /// counted as dropped (so whatever reads the copy knows it is not the whole trace).
+    pub fn first(limit: u64) -> TraceCopy {
+        TraceCopy {
+            prefix: true,
+            ..TraceCopy::new(limit, None)
         }
     }
 
@@ -284,6 +395,10 @@ impl TraceCopy {
 
     pub fn push(&mut self, e: &IoEvent) {
         if self.overflowed || !self.keeps(e) {
+            return;
+        }
+        self.seen += 1;
+        if self.prefix && self.events >= self.limit {
             return;
         }
         self.events += 1;
@@ -323,6 +438,11 @@ impl TraceCopy {
                 threshold,
                 modulus: SAMPLE_MODULUS,
             });
+        }
+        if self.prefix {
+            header.dropped_events = header
+                .dropped_events
+                .saturating_add(self.seen - self.events);
         }
         if let Some(mut enc) = self.encoder.take() {
             enc.update_header(&header, &mut self.out);
@@ -500,5 +620,58 @@ mod tests {
         assert_eq!(Some(sampling.threshold), t);
         assert_eq!(sampling.modulus, SAMPLE_MODULUS);
         assert_eq!(d.header().host.as_deref(), Some("<b>host</b>"));
+    }
+
+    fn decoded(bytes: &[u8]) -> (Vec<IoEvent>, TraceHeader) {
+        let mut d = crate::native::NativeDecoder::new();
+        d.push(bytes);
+        d.finish();
+        let mut events = Vec::new();
+        while let Some(e) = d.next_event().expect("the copy decodes") {
+            events.push(e);
+        }
+        (events, d.header().clone())
+    }
+
+    #[test]
+    fn issue_13_a_sample_that_keeps_nothing_falls_back_to_a_prefix_and_says_so() {
+        // Every request on one block, and a block the hash leaves out of a 1% sample: the old
+        // copy held 0 events while the report said "about 1,000 events".
+        let threshold = sample_threshold(1_000, 100_000);
+        let block = (0u64..)
+            .find(|b| !TraceCopy::new(1, threshold).keeps(&ev(*b)))
+            .expect("some block is outside a 1% sample");
+        let mut copy = SampledCopy::new(1_000, 100_000);
+        for i in 0..100_000 {
+            copy.push(&IoEvent {
+                time_nanos: i,
+                ..ev(block)
+            });
+        }
+        let copy = copy.finish(&TraceHeader::new("csv"));
+        assert_eq!(copy.kind, CopyKind::Prefix { of: 100_000 });
+        assert_eq!(copy.events, 1_000);
+        assert_eq!(copy.sample_rate(), None);
+        let (events, header) = decoded(&copy.bytes);
+        assert_eq!(events.len(), 1_000);
+        assert_eq!(events[999].time_nanos, 999);
+        // The copy's own header says it is not the whole trace.
+        assert_eq!(header.dropped_events, 99_000);
+        let text = copy.describe("5 KiB");
+        assert!(text.contains("the first 1000 of 100000 events"), "{text}");
+    }
+
+    #[test]
+    fn issue_13_a_sample_states_its_real_count() {
+        let mut copy = SampledCopy::new(5_000, 20_000);
+        (0..20_000).for_each(|i| copy.push(&ev(i)));
+        let copy = copy.finish(&TraceHeader::new("csv"));
+        let (events, _) = decoded(&copy.bytes);
+        assert!(!events.is_empty());
+        assert_eq!(copy.events, events.len() as u64);
+        assert_eq!(copy.sample_rate(), Some(0.25));
+        assert!(copy
+            .describe("1 KiB")
+            .contains(&format!("({} KiB, {} events)", 1, events.len())));
     }
 }

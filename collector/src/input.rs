@@ -8,7 +8,10 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use analyzer_core::compress::Codec;
+use analyzer_core::decode::merge::Merge;
 use analyzer_core::decode::{Action, DecodeOptions, MultiDecoder};
+use analyzer_core::job::Job;
 use analyzer_core::{Diagnostics, IoEvent, TraceFormat, TraceHeader};
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -50,27 +53,20 @@ pub struct ReadSummary {
     pub diagnostics: Diagnostics,
 }
 
+/// The codecs the native reader removes: the engine's ([`Codec::detect`], also the browser's)
+/// and xz, which only the native build reads (C liblzma).
 enum Compression {
-    None,
-    Gzip,
-    Zstd,
+    Codec(Codec),
     Xz,
-    Bzip2,
 }
 
+const XZ_MAGIC: [u8; 6] = [0xfd, b'7', b'z', b'X', b'Z', 0x00];
+
 fn compression_of(head: &[u8]) -> Compression {
-    if head.starts_with(&[0x1f, 0x8b]) {
-        Compression::Gzip
-    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        Compression::Zstd
-    } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
+    if head.starts_with(&XZ_MAGIC) {
         Compression::Xz
-    } else if analyzer_core::compress::Codec::detect(head)
-        == Some(analyzer_core::compress::Codec::Bzip2)
-    {
-        Compression::Bzip2
     } else {
-        Compression::None
+        Compression::Codec(Codec::detect(head).unwrap_or(Codec::None))
     }
 }
 
@@ -98,7 +94,7 @@ impl<R: Read> Read for Counted<R> {
 }
 
 fn open(path: &Path, bar: &ProgressBar) -> anyhow::Result<Source> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file = File::open(path).with_context(|| format!("cannot open {}", shown(path)))?;
     let mut raw = BufReader::with_capacity(
         CHUNK_BYTES,
         Counted {
@@ -109,25 +105,25 @@ fn open(path: &Path, bar: &ProgressBar) -> anyhow::Result<Source> {
     let magic = {
         use std::io::BufRead;
         raw.fill_buf()
-            .with_context(|| format!("cannot read {}", path.display()))?
+            .with_context(|| format!("cannot read {}", shown(path)))?
             .to_vec()
     };
     let mut reader: Box<dyn Read> = match compression_of(&magic) {
-        Compression::None => Box::new(raw),
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(raw)),
-        Compression::Zstd => Box::new(
+        Compression::Codec(Codec::None) => Box::new(raw),
+        Compression::Codec(Codec::Gzip) => Box::new(flate2::read::MultiGzDecoder::new(raw)),
+        Compression::Codec(Codec::Zstd) => Box::new(
             ruzstd::decoding::StreamingDecoder::new(raw)
                 .map_err(|e| anyhow::anyhow!("zstd: {e}"))
-                .with_context(|| format!("{} is not a valid zstd file", path.display()))?,
+                .with_context(|| format!("{} is not a valid zstd file", shown(path)))?,
         ),
         Compression::Xz => Box::new(xz2::read::XzDecoder::new_multi_decoder(raw)),
-        Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(raw)),
+        Compression::Codec(Codec::Bzip2) => Box::new(bzip2::read::MultiBzDecoder::new(raw)),
     };
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut reader)
         .take(SNIFF_BYTES as u64)
         .read_to_end(&mut head)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+        .with_context(|| format!("cannot read {}", shown(path)))?;
     Ok(Source {
         path: path.to_path_buf(),
         reader,
@@ -167,8 +163,8 @@ fn expand_inputs(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         if found.is_empty() {
             bail!(
                 "cannot open {}: no such file (nor per-CPU files {}N)",
-                p.display(),
-                prefix
+                shown(p),
+                analyzer_core::units::escape(&prefix)
             );
         }
         found.sort();
@@ -220,37 +216,12 @@ pub fn read_events_with_header(
         .map(|p| open(p, &bar))
         .collect::<anyhow::Result<Vec<_>>>()?;
 
-    let format = match &args.format {
-        Some(name) => TraceFormat::from_name(name).with_context(|| {
-            format!("unknown format {name:?}; `blocksight formats` lists the formats")
-        })?,
-        // A column mapping only makes sense for the generic CSV format.
-        None if args.csv_columns.is_some() => TraceFormat::GenericCsv,
-        None => {
-            // blktrace's per-CPU files are often empty for idle CPUs: sniff the first with data.
-            let first = sources
-                .iter()
-                .find(|s| !s.head.is_empty())
-                .unwrap_or(&sources[0]);
-            analyzer_core::format::sniff(&first.head).with_context(|| {
-                let closest = match analyzer_core::format::closest(&first.head) {
-                    Some(miss) => format!("; {miss}"),
-                    None => "; no known text format reads any of its first lines".into(),
-                };
-                format!(
-                    "cannot tell the format of {} from its first bytes{closest}; name it with \
-                     --format (`blocksight formats` lists them)",
-                    first.path.display()
-                )
-            })?
-        }
-    };
     let options = DecodeOptions {
         action: Action::from_name(&args.action)
             .with_context(|| format!("--action takes D or Q, not {:?}", args.action))?,
         csv_columns: args.csv_columns.clone(),
     };
-    let mut decoder = format.multi_decoder(sources.len(), &options)?;
+    let (format, mut decoder) = decoder_for(args, &sources, &options)?;
     for (i, s) in sources.iter_mut().enumerate() {
         let head = std::mem::take(&mut s.head);
         decoder.push(i, &head);
@@ -266,26 +237,140 @@ pub fn read_events_with_header(
     })
 }
 
+/// A path as printed: every control character escaped (a file name can hold any byte but `/`).
+pub fn shown(path: &Path) -> String {
+    analyzer_core::units::escape_lossy(path.as_os_str())
+}
+
+/// The format of one input: `--format`, the generic CSV for a column mapping, else sniffed.
+fn format_of(args: &InputArgs, source: &Source) -> anyhow::Result<TraceFormat> {
+    match &args.format {
+        Some(name) => TraceFormat::from_name(name).with_context(|| {
+            format!(
+                "unknown format {:?}; `blocksight formats` lists the formats",
+                analyzer_core::units::escape(name)
+            )
+        }),
+        // A column mapping only makes sense for the generic CSV format.
+        None if args.csv_columns.is_some() => Ok(TraceFormat::GenericCsv),
+        None => analyzer_core::format::sniff(&source.head).with_context(|| {
+            let closest = match analyzer_core::format::closest(&source.head) {
+                Some(miss) => format!("; {miss}"),
+                None => "; no known text format reads any of its first lines".into(),
+            };
+            format!(
+                "cannot tell the format of {} from its first bytes{closest}; name it with \
+                 --format (`blocksight formats` lists them)",
+                shown(&source.path)
+            )
+        }),
+    }
+}
+
+/// One decoder over every input: the format's own multi-input decoder when they share a format
+/// (blktrace matches completions across per-CPU files), else one decoder per file merged by
+/// time. Each input's format is detected on its own; idle CPUs' empty blktrace files take the
+/// format of the others.
+fn decoder_for(
+    args: &InputArgs,
+    sources: &[Source],
+    options: &DecodeOptions,
+) -> anyhow::Result<(TraceFormat, Box<dyn MultiDecoder>)> {
+    let with_data: Vec<&Source> = sources.iter().filter(|s| !s.head.is_empty()).collect();
+    let first = with_data.first().copied().unwrap_or(&sources[0]);
+    let mut formats = Vec::with_capacity(sources.len());
+    for s in sources {
+        let f = if s.head.is_empty() && !std::ptr::eq(s, first) {
+            None
+        } else {
+            Some(format_of(args, s)?)
+        };
+        formats.push(f);
+    }
+    let main = formats
+        .iter()
+        .flatten()
+        .next()
+        .copied()
+        .map_or_else(|| format_of(args, first), Ok)?;
+    if formats.iter().flatten().all(|&f| f == main) {
+        let decoder = main
+            .multi_decoder(sources.len(), options)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("cannot decode {}", shown(&first.path)))?;
+        return Ok((main, decoder));
+    }
+    let mut decoders = Vec::with_capacity(sources.len());
+    for (s, f) in sources.iter().zip(&formats) {
+        let f = f.unwrap_or(main);
+        decoders.push(
+            f.decoder(options)
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .with_context(|| format!("cannot decode {} as {}", shown(&s.path), f.name()))?,
+        );
+    }
+    Ok((main, Box::new(Merge::new(decoders))))
+}
+
+/// Runs a job over the inputs: one read per pass the job asks for (the progress bar on the
+/// first only), then its result. The last pass's summary comes back with it.
+pub fn run_job<J: Job>(args: &InputArgs, mut job: J) -> anyhow::Result<(J::Output, ReadSummary)> {
+    let mut pass = 0;
+    let mut summary = None;
+    let mut quiet = args.clone();
+    while pass < job.passes() {
+        job.begin_pass(pass);
+        let read = read_events(if pass == 0 { args } else { &quiet }, |e| job.observe(e))?;
+        job.end_pass(&read.header, &read.diagnostics)?;
+        summary = Some(read);
+        quiet.quiet = true;
+        pass += 1;
+    }
+    let summary = match summary {
+        Some(s) => s,
+        None => bail!("the job reads no trace"),
+    };
+    Ok((job.finish()?, summary))
+}
+
 fn drive(
     decoder: &mut dyn MultiDecoder,
     sources: &mut [Source],
     each: &mut impl FnMut(&TraceHeader, &IoEvent),
 ) -> anyhow::Result<()> {
     let mut buf = vec![0u8; CHUNK_BYTES];
+    // The input pushed last: a decode error is about it.
+    let mut last = 0;
     loop {
-        while let Some(e) = decoder.next_event()? {
-            each(decoder.header(), &e);
+        loop {
+            match decoder.next_event() {
+                Ok(Some(e)) => each(decoder.header(), &e),
+                Ok(None) => break,
+                Err(e) => {
+                    let what = if sources.len() == 1 {
+                        shown(&sources[0].path)
+                    } else {
+                        format!(
+                            "{} (or an input merged with it)",
+                            shown(&sources[last].path)
+                        )
+                    };
+                    return Err(anyhow::anyhow!("{e}"))
+                        .with_context(|| format!("cannot decode {what}"));
+                }
+            }
         }
         let Some(i) = decoder.wants() else {
             return Ok(());
         };
+        last = i;
         let source = &mut sources[i];
         if source.done {
             // The decoder asks for an input we already finished; it can make no progress.
             return Ok(());
         }
         let n = read_some(&mut source.reader, &mut buf)
-            .with_context(|| format!("cannot read {}", source.path.display()))?;
+            .with_context(|| format!("cannot read {}", shown(&source.path)))?;
         if n == 0 {
             source.done = true;
             decoder.finish_input(i);
@@ -304,23 +389,31 @@ fn read_some(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
     }
 }
 
-/// Prints the decoder's warnings (skipped records, a truncated tail, dropped events) to stderr.
+/// Prints the decoder's warnings (skipped records, a truncated tail, dropped events) to stderr,
+/// with every reason escaped (reasons quote the trace).
 pub fn warn_diagnostics(summary: &ReadSummary) {
+    use analyzer_core::units::{escape, plural};
     let d = &summary.diagnostics;
     if d.skipped_records > 0 {
         eprintln!(
-            "blocksight: warning: skipped {} bad record(s) in the {} input; first reasons:",
-            d.skipped_records,
+            "blocksight: warning: skipped {} in the {} input; first reasons:",
+            plural(d.skipped_records, "bad record", "bad records"),
             summary.format.name()
         );
         for r in &d.reasons {
-            eprintln!("  {r}");
+            eprintln!("  {}", escape(&r.to_string()));
         }
     }
     if d.truncated_tail_bytes > 0 {
         eprintln!(
-            "blocksight: warning: the input ends with {} byte(s) of an incomplete record (cut off mid-write?)",
-            d.truncated_tail_bytes
+            "blocksight: warning: the input ends with {} of an incomplete record (cut off mid-write?)",
+            plural(d.truncated_tail_bytes, "byte", "bytes")
+        );
+    }
+    if d.end_marker_missing {
+        eprintln!(
+            "blocksight: warning: the input has no end marker: its writer was stopped before it \
+             finished (a killed recording?), so events after the last complete chunk are missing"
         );
     }
     if let Some(warning) = d.order_warning() {
@@ -328,8 +421,8 @@ pub fn warn_diagnostics(summary: &ReadSummary) {
     }
     if summary.header.dropped_events > 0 {
         eprintln!(
-            "blocksight: warning: the recorder dropped {} event(s); results undercount the load",
-            summary.header.dropped_events
+            "blocksight: warning: the recorder dropped {}; results undercount the load",
+            plural(summary.header.dropped_events, "event", "events")
         );
     }
 }

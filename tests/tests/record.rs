@@ -1211,3 +1211,60 @@ fn record_errors_say_what_to_do() {
     );
     assert!(read_trace(&tmp.0.join(&name)).ended);
 }
+
+#[test]
+fn issue_13_record_refuses_limits_and_devices_that_record_nothing() {
+    let Some(_lock) = setup("issue_13_record_flags") else {
+        return;
+    };
+    let tmp = TempDir::new("flags");
+    let bin = blocksight_bin();
+    let dev = LoopDev::new(&tmp.0, 16, false);
+    let out_path = tmp.0.join("x.bst");
+    let record = |args: &[&str]| {
+        Command::new(&bin)
+            .arg("record")
+            .args(args)
+            .arg("-o")
+            .arg(&out_path)
+            .current_dir(&tmp.0)
+            .output()
+            .expect("run")
+    };
+    // Before: both were accepted, wrote an empty trace and exited 0.
+    for (args, needle) in [
+        (&["-d", dev.path.as_str(), "-t", "0s"][..], "--duration 0s"),
+        (
+            &["-d", dev.path.as_str(), "--max-size", "0"][..],
+            "--max-size 0",
+        ),
+    ] {
+        let out = record(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(needle),
+            "{args:?}: {err}"
+        );
+        assert!(!out_path.exists(), "{args:?} left a file");
+    }
+    // An unbound loop device (size 0) was recorded silently.
+    let free = run(Command::new("losetup").arg("-f")).trim().to_string();
+    if Path::new(&free).exists() {
+        let out = record(&["-d", &free, "-t", "1s"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("size 0") && err.contains("losetup"),
+            "{err}"
+        );
+    }
+    // The same device named twice (by path and by name) is listed once.
+    let out = record(&["-d", &dev.path, "-d", &dev.name, "-t", "1s"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("named more than once"));
+    let t = read_trace(&out_path);
+    assert_eq!(t.header.devices.len(), 1, "{:?}", t.header.devices);
+}

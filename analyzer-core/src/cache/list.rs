@@ -1,29 +1,57 @@
-//! Intrusive doubly-linked lists stored in a `Vec` arena with `u32` indices: the building block
-//! of every queue and stack the policies keep.
+//! The one key → node table every list-based policy keeps: an open-addressing hash table whose
+//! slots *are* the list nodes, so an access costs one hash probe and the links it follows are in
+//! the slot it found.
 //!
-//! One [`Arena`] holds the nodes of several [`List`]s (a policy's T1, T2, B1 and B2, say), so a
-//! node moves between lists without allocating. Freed nodes are recycled through a free list:
-//! after warm-up no access allocates. Direction: `head` is the newest end (most recently
-//! inserted or used), `tail` the oldest; `prev` points towards the head, `next` towards the tail
-//! (libCacheSim's convention, which keeps the policies easy to compare with its source).
+//! A [`Table`] holds the nodes of all of a policy's lists (ARC's T1, T2, B1 and B2, say; LFU's
+//! frequency buckets), linked by `u32` slot indices. A node moves between lists without
+//! allocating, and evicting a list's tail needs no probe at all (its slot index is the list's
+//! tail). Ghost entries (keys only, as ARC, 2Q and S3-FIFO keep) are nodes on a bounded list
+//! ([`Table::remember`]). Direction: `head` is the newest end (most recently inserted or used),
+//! `tail` the oldest; `prev` points towards the head, `next` towards the tail (libCacheSim's
+//! convention, which keeps the policies easy to compare with its source).
+//!
+//! Probing is linear from a Fibonacci hash of the key (one multiply; block keys are often
+//! sequential, and the product's high bits spread them). Deleted slots become tombstones, or
+//! empty when the next slot is empty, so slots never move under the policies' feet between
+//! rehashes. The table keeps at most half its slots live, and rehashes (same size, or double
+//! when it holds more) when live plus tombstones pass three quarters; a rehash renumbers the
+//! slots and fixes every link, list end and cursor (a policy's saved position, SIEVE's hand),
+//! so policies never hold slot indices elsewhere. It starts at no more than
+//! [`super::policy::PREALLOC_LINES`] entries and grows with the entries it holds; once it has
+//! grown to the policy's working size no access allocates.
 
 /// The "no node" index.
 pub const NIL: u32 = u32::MAX;
 
-/// One list node: the key plus two small per-policy fields.
+/// Tags at or above this are the table's own slot states, not a policy's.
+const EMPTY: u8 = u8::MAX;
+const TOMB: u8 = u8::MAX - 1;
+
+/// Fibonacci hashing's multiplier, 2^64 / φ.
+const FIB: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// One slot: the key plus its links and two small per-policy fields.
 #[derive(Clone, Copy, Debug)]
-pub struct Node {
+pub struct Slot {
     pub key: u64,
     pub prev: u32,
     pub next: u32,
-    /// Which list the node is on (policy-defined).
-    pub tag: u8,
     /// A per-policy counter: a reference bit, a frequency, a bucket index.
     pub aux: u32,
+    /// Which list the node is on (policy-defined, below 254).
+    pub tag: u8,
 }
 
-/// Head, tail and length of one list whose nodes live in an [`Arena`].
-#[derive(Clone, Copy, Debug)]
+const EMPTY_SLOT: Slot = Slot {
+    key: 0,
+    prev: NIL,
+    next: NIL,
+    aux: 0,
+    tag: EMPTY,
+};
+
+/// Head, tail and length of one list whose nodes live in a [`Table`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct List {
     pub head: u32,
     pub tail: u32,
@@ -46,7 +74,324 @@ impl List {
     }
 }
 
-/// The node store shared by a policy's lists.
+/// The shared key → node table with the lists threaded through it.
+#[derive(Clone, Debug)]
+pub struct Table {
+    slots: Vec<Slot>,
+    /// `64 - log2(slots.len())`: the hash's top bits index the slots.
+    shift: u32,
+    live: usize,
+    tombs: usize,
+    lists: Vec<List>,
+    cursors: Vec<u32>,
+}
+
+impl Table {
+    /// A table for `lists` lists and `cursors` saved positions, with room for `expected`
+    /// entries before it first grows.
+    pub fn new(lists: usize, cursors: usize, expected: u64) -> Table {
+        let expected = expected.min(super::policy::PREALLOC_LINES) as usize;
+        let n = (expected * 2).next_power_of_two().max(16);
+        Table {
+            slots: vec![EMPTY_SLOT; n],
+            shift: 64 - n.trailing_zeros(),
+            live: 0,
+            tombs: 0,
+            lists: vec![List::default(); lists],
+            cursors: vec![NIL; cursors],
+        }
+    }
+
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(FIB) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    /// The slot holding `key`, or [`NIL`].
+    #[inline]
+    pub fn find(&self, key: u64) -> u32 {
+        let mask = self.mask();
+        let mut i = self.home(key);
+        loop {
+            let s = &self.slots[i];
+            if s.key == key && s.tag < TOMB {
+                return i as u32;
+            }
+            if s.tag == EMPTY {
+                return NIL;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Loads `key`'s home slot without using it, so that a probe soon after finds it in the
+    /// CPU cache. Called for several upcoming keys back to back (the trace is known ahead),
+    /// their loads miss in parallel instead of one after another. A plain load, not a prefetch
+    /// instruction: the core has no `unsafe`.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        std::hint::black_box(self.slots[self.home(key)].key);
+    }
+
+    /// Inserts `key` (which must be absent) as an unlinked node and returns its slot.
+    #[inline]
+    pub fn insert(&mut self, key: u64, tag: u8, aux: u32) -> u32 {
+        debug_assert!(tag < TOMB);
+        if (self.live + self.tombs + 1) * 4 > self.slots.len() * 3 {
+            let n = if (self.live + 1) * 2 > self.slots.len() {
+                self.slots.len() * 2
+            } else {
+                self.slots.len()
+            };
+            self.rehash(n);
+        }
+        let mask = self.mask();
+        let mut i = self.home(key);
+        let mut tomb = NIL as usize;
+        loop {
+            let s = &self.slots[i];
+            if s.tag == EMPTY {
+                break;
+            }
+            if s.tag == TOMB && tomb == NIL as usize {
+                tomb = i;
+            }
+            debug_assert!(s.tag == TOMB || s.key != key, "key inserted twice");
+            i = (i + 1) & mask;
+        }
+        if tomb != NIL as usize {
+            i = tomb;
+            self.tombs -= 1;
+        }
+        self.slots[i] = Slot {
+            key,
+            prev: NIL,
+            next: NIL,
+            aux,
+            tag,
+        };
+        self.live += 1;
+        i as u32
+    }
+
+    /// Frees slot `i`, which must be unlinked from every list, and returns its key.
+    #[inline]
+    pub fn remove_at(&mut self, i: u32) -> u64 {
+        let i = i as usize;
+        let key = self.slots[i].key;
+        let mask = self.mask();
+        self.live -= 1;
+        if self.slots[(i + 1) & mask].tag == EMPTY {
+            // Nothing probes past an empty slot: this one and the tombstones before it empty.
+            self.slots[i].tag = EMPTY;
+            let mut j = (i + mask) & mask;
+            while self.slots[j].tag == TOMB {
+                self.slots[j].tag = EMPTY;
+                self.tombs -= 1;
+                j = (j + mask) & mask;
+            }
+        } else {
+            self.slots[i].tag = TOMB;
+            self.tombs += 1;
+        }
+        key
+    }
+
+    /// Entries held (on lists or not yet linked).
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    #[inline]
+    pub fn slot(&self, i: u32) -> &Slot {
+        &self.slots[i as usize]
+    }
+
+    #[inline]
+    pub fn slot_mut(&mut self, i: u32) -> &mut Slot {
+        &mut self.slots[i as usize]
+    }
+
+    #[inline]
+    pub fn list(&self, l: usize) -> &List {
+        &self.lists[l]
+    }
+
+    /// Adds an empty list and returns its index (LFU's buckets).
+    pub fn add_list(&mut self) -> usize {
+        self.lists.push(List::default());
+        self.lists.len() - 1
+    }
+
+    #[inline]
+    pub fn cursor(&self, c: usize) -> u32 {
+        self.cursors[c]
+    }
+
+    #[inline]
+    pub fn set_cursor(&mut self, c: usize, i: u32) {
+        self.cursors[c] = i;
+    }
+
+    /// Links node `i` at the head (newest end) of list `l`.
+    #[inline]
+    pub fn push_head(&mut self, l: usize, i: u32) {
+        let old = self.lists[l].head;
+        {
+            let n = &mut self.slots[i as usize];
+            n.prev = NIL;
+            n.next = old;
+        }
+        if old == NIL {
+            self.lists[l].tail = i;
+        } else {
+            self.slots[old as usize].prev = i;
+        }
+        self.lists[l].head = i;
+        self.lists[l].len += 1;
+    }
+
+    /// Links node `i` at the tail (oldest end) of list `l`.
+    #[inline]
+    pub fn push_tail(&mut self, l: usize, i: u32) {
+        let old = self.lists[l].tail;
+        {
+            let n = &mut self.slots[i as usize];
+            n.next = NIL;
+            n.prev = old;
+        }
+        if old == NIL {
+            self.lists[l].head = i;
+        } else {
+            self.slots[old as usize].next = i;
+        }
+        self.lists[l].tail = i;
+        self.lists[l].len += 1;
+    }
+
+    /// Unlinks node `i` from list `l` (the node must be on it).
+    #[inline]
+    pub fn unlink(&mut self, l: usize, i: u32) {
+        let Slot { prev, next, .. } = self.slots[i as usize];
+        if prev == NIL {
+            self.lists[l].head = next;
+        } else {
+            self.slots[prev as usize].next = next;
+        }
+        if next == NIL {
+            self.lists[l].tail = prev;
+        } else {
+            self.slots[next as usize].prev = prev;
+        }
+        self.lists[l].len -= 1;
+    }
+
+    /// Moves node `i`, already on list `l`, to its head.
+    #[inline]
+    pub fn move_to_head(&mut self, l: usize, i: u32) {
+        if self.lists[l].head != i {
+            self.unlink(l, i);
+            self.push_head(l, i);
+        }
+    }
+
+    /// Unlinks and returns the tail (oldest) node of list `l`.
+    #[inline]
+    pub fn pop_tail(&mut self, l: usize) -> Option<u32> {
+        let t = self.lists[l].tail;
+        if t == NIL {
+            return None;
+        }
+        self.unlink(l, t);
+        Some(t)
+    }
+
+    /// The bounded ghost list: records `key` (absent from the table) at the head of list `l`
+    /// with `tag`, first forgetting the oldest ghosts so the list keeps at most `max` keys.
+    /// Nothing is recorded when `max` is 0.
+    pub fn remember(&mut self, l: usize, key: u64, tag: u8, max: u64) {
+        if max == 0 {
+            return;
+        }
+        while self.lists[l].len >= max {
+            self.forget_oldest(l);
+        }
+        let i = self.insert(key, tag, 0);
+        self.push_head(l, i);
+    }
+
+    /// Drops the tail of list `l` from the table, returning its key.
+    pub fn forget_oldest(&mut self, l: usize) -> Option<u64> {
+        let t = self.pop_tail(l)?;
+        Some(self.remove_at(t))
+    }
+
+    /// Renumbers every entry into `n` slots and fixes links, list ends and cursors.
+    fn rehash(&mut self, n: usize) {
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY_SLOT; n]);
+        self.shift = 64 - n.trailing_zeros();
+        self.tombs = 0;
+        let mask = n - 1;
+        let mut remap = vec![NIL; old.len()];
+        for (j, s) in old.iter().enumerate() {
+            if s.tag >= TOMB {
+                continue;
+            }
+            let mut i = self.home(s.key);
+            while self.slots[i].tag != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = *s;
+            remap[j] = i as u32;
+        }
+        let fix = |x: u32| if x == NIL { NIL } else { remap[x as usize] };
+        for s in &mut self.slots {
+            if s.tag < TOMB {
+                s.prev = fix(s.prev);
+                s.next = fix(s.next);
+            }
+        }
+        for l in &mut self.lists {
+            l.head = fix(l.head);
+            l.tail = fix(l.tail);
+        }
+        for c in &mut self.cursors {
+            *c = fix(*c);
+        }
+    }
+
+    /// Heap bytes held, for memory reports.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.lists.capacity() * std::mem::size_of::<List>()
+            + self.cursors.capacity() * 4
+    }
+}
+
+/// A node of an [`Arena`]: the key plus two small per-policy fields.
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    pub key: u64,
+    pub prev: u32,
+    pub next: u32,
+    /// Which list the node is on (policy-defined).
+    pub tag: u8,
+    /// A per-policy counter: a reference bit, a frequency, a bucket index.
+    pub aux: u32,
+}
+
+/// A plain node store with its own lists, for LIRS, the one policy that keeps a key on up to
+/// three lists at once (its stack S, its queue Q and the non-resident order), so a key cannot be
+/// one table slot. Freed nodes are recycled through a free list.
 #[derive(Clone, Debug, Default)]
 pub struct Arena {
     nodes: Vec<Node>,
@@ -178,35 +523,113 @@ impl Arena {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::collections::{BTreeMap, VecDeque};
 
-    fn keys(a: &Arena, l: &List) -> Vec<u64> {
+    fn keys(t: &Table, l: usize) -> Vec<u64> {
         let mut out = Vec::new();
-        let mut i = l.head;
+        let mut i = t.list(l).head;
         while i != NIL {
-            out.push(a.get(i).key);
-            i = a.get(i).next;
+            out.push(t.slot(i).key);
+            i = t.slot(i).next;
         }
         out
     }
 
     #[test]
     fn push_unlink_move_keep_order() {
-        let mut a = Arena::default();
-        let mut l = List::default();
-        let ids: Vec<u32> = (0..4).map(|k| a.alloc(k, 0, 0)).collect();
+        let mut t = Table::new(1, 0, 4);
+        let ids: Vec<u32> = (0..4).map(|k| t.insert(k, 0, 0)).collect();
         for &i in &ids {
-            a.push_head(&mut l, i);
+            t.push_head(0, i);
         }
-        assert_eq!(keys(&a, &l), vec![3, 2, 1, 0]);
-        a.move_to_head(&mut l, ids[0]);
-        assert_eq!(keys(&a, &l), vec![0, 3, 2, 1]);
-        a.unlink(&mut l, ids[2]);
-        assert_eq!(keys(&a, &l), vec![0, 3, 1]);
-        assert_eq!(a.pop_tail(&mut l), Some(ids[1]));
-        a.push_tail(&mut l, ids[2]);
-        assert_eq!(keys(&a, &l), vec![0, 3, 2]);
-        assert_eq!(l.len, 3);
-        a.release(ids[1]);
-        assert_eq!(a.alloc(9, 0, 0), ids[1]);
+        assert_eq!(keys(&t, 0), vec![3, 2, 1, 0]);
+        t.move_to_head(0, ids[0]);
+        assert_eq!(keys(&t, 0), vec![0, 3, 2, 1]);
+        t.unlink(0, ids[2]);
+        assert_eq!(keys(&t, 0), vec![0, 3, 1]);
+        assert_eq!(t.pop_tail(0), Some(ids[1]));
+        t.push_tail(0, ids[2]);
+        assert_eq!(keys(&t, 0), vec![0, 3, 2]);
+        assert_eq!(t.list(0).len, 3);
+        assert_eq!(t.remove_at(ids[1]), 1);
+        assert_eq!(t.find(1), NIL);
+        assert_eq!(t.find(3), ids[3]);
+    }
+
+    #[test]
+    fn ghosts_stay_bounded() {
+        let mut t = Table::new(1, 0, 4);
+        for k in 0..100 {
+            t.remember(0, k, 3, 10);
+        }
+        assert_eq!(keys(&t, 0), (90..100).rev().collect::<Vec<_>>());
+        assert_eq!(t.len(), 10);
+        assert_eq!(t.find(89), NIL);
+        assert_eq!(t.slot(t.find(95)).tag, 3);
+    }
+
+    proptest! {
+        /// Random inserts, removals and moves over two lists and a cursor, across many
+        /// rehashes, against a map and two deques.
+        #[test]
+        fn matches_a_map_and_deques(ops in proptest::collection::vec((0u64..300, 0u8..4), 0..4000)) {
+            let mut t = Table::new(2, 1, 8);
+            let mut model: BTreeMap<u64, usize> = BTreeMap::new();
+            let mut lists = [VecDeque::new(), VecDeque::new()];
+            let mut cursor_key = None;
+            for (k, op) in ops {
+                let key = k.wrapping_mul(0x1_0000_0001); // sparse keys, some sharing home slots
+                let at = t.find(key);
+                prop_assert_eq!(at != NIL, model.contains_key(&key));
+                match (model.get(&key).copied(), op) {
+                    (None, _) => {
+                        let l = (k % 2) as usize;
+                        let i = t.insert(key, l as u8, 0);
+                        t.push_head(l, i);
+                        lists[l].push_front(key);
+                        model.insert(key, l);
+                        t.set_cursor(0, i);
+                        cursor_key = Some(key);
+                    }
+                    (Some(l), 0) => {
+                        t.unlink(l, at);
+                        t.remove_at(at);
+                        lists[l].retain(|&x| x != key);
+                        model.remove(&key);
+                        if cursor_key == Some(key) {
+                            t.set_cursor(0, NIL);
+                            cursor_key = None;
+                        }
+                    }
+                    (Some(l), 1) => {
+                        t.move_to_head(l, at);
+                        lists[l].retain(|&x| x != key);
+                        lists[l].push_front(key);
+                    }
+                    (Some(l), _) => {
+                        if let Some(tail) = t.pop_tail(l) {
+                            let old = t.remove_at(tail);
+                            prop_assert_eq!(lists[l].pop_back(), Some(old));
+                            model.remove(&old);
+                            if cursor_key == Some(old) {
+                                t.set_cursor(0, NIL);
+                                cursor_key = None;
+                            }
+                        }
+                    }
+                }
+                let c = t.cursor(0);
+                match cursor_key {
+                    Some(k) => prop_assert_eq!(t.slot(c).key, k),
+                    None => prop_assert_eq!(c, NIL),
+                }
+                prop_assert_eq!(t.len(), model.len());
+            }
+            for (l, want) in lists.iter().enumerate() {
+                prop_assert_eq!(keys(&t, l), want.iter().copied().collect::<Vec<_>>());
+                prop_assert_eq!(t.list(l).len, want.len() as u64);
+            }
+        }
     }
 }

@@ -52,6 +52,10 @@ pub trait Policy {
     /// Drops `key` (invalidation: a write in read-only mode, a discard). Returns whether it was
     /// resident.
     fn remove(&mut self, key: u64) -> bool;
+    /// Warms the CPU cache for an upcoming access to `key` (the simulator knows a request's
+    /// lines before it runs them). Changes no state; the default does nothing.
+    #[inline]
+    fn prefetch(&self, _key: u64) {}
     /// Heap bytes held, for memory reports.
     fn heap_bytes(&self) -> usize;
 }

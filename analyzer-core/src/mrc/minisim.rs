@@ -21,7 +21,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cache::{ConfigError, NextUse, NextUseBuilder, PolicyKind, SimConfig, Simulator};
+use crate::cache::policy::{new_policy, Policy};
+use crate::cache::{
+    Admission, ConfigError, NextUse, NextUseBuilder, PolicyKind, SimConfig, Simulator, WriteMode,
+};
 use crate::event::{IoEvent, Op, TraceHeader};
 use crate::hash::{block_key, mix64, IntSet};
 
@@ -39,6 +42,11 @@ pub struct MiniSimConfig {
     pub base_rate: f64,
     /// Miniatures get at least this many lines (the rate rises for small sizes, up to 1).
     pub min_sampled_lines: u64,
+    /// A bound on the work: the miniatures together see at most this many times the trace's
+    /// line accesses (`Σ R_i`). When `min_sampled_lines` would cost more, it is lowered until
+    /// the sum fits (never below `base_rate`). `None`: no bound.
+    #[serde(default)]
+    pub max_passes: Option<f64>,
 }
 
 impl MiniSimConfig {
@@ -51,7 +59,53 @@ impl MiniSimConfig {
             sizes_lines,
             base_rate: Self::DEFAULT_BASE_RATE,
             min_sampled_lines: Self::DEFAULT_MIN_SAMPLED_LINES,
+            max_passes: None,
         }
+    }
+
+    /// Work bound of [`MiniSimConfig::interactive`], in passes over the trace per policy.
+    pub const INTERACTIVE_PASSES: f64 = 1.0;
+
+    /// The quick curve for an interactive first answer: as [`MiniSimConfig::new`], with the
+    /// miniatures' total work bounded to [`Self::INTERACTIVE_PASSES`] simulated passes over the
+    /// trace. Sizes whose default rates fit keep them; otherwise every miniature is smaller
+    /// than the default 65,536 lines and the sampling error larger (see docs/analysis.md).
+    pub fn interactive(
+        policy: PolicyKind,
+        line_bytes: u64,
+        sizes_lines: Vec<u64>,
+    ) -> MiniSimConfig {
+        MiniSimConfig {
+            max_passes: Some(Self::INTERACTIVE_PASSES),
+            ..MiniSimConfig::new(policy, line_bytes, sizes_lines)
+        }
+    }
+
+    /// The wanted rate of a size when miniatures get at least `min_lines` lines.
+    fn want(&self, size: u64, min_lines: f64) -> f64 {
+        (min_lines / size as f64).max(self.base_rate).min(1.0)
+    }
+
+    /// `min_sampled_lines`, lowered (by bisection) until the rates sum to `max_passes`.
+    fn min_lines(&self, sizes: &[u64]) -> f64 {
+        let full = self.min_sampled_lines as f64;
+        let Some(budget) = self.max_passes.filter(|b| b.is_finite() && *b > 0.0) else {
+            return full;
+        };
+        let work = |k: f64| sizes.iter().map(|&s| self.want(s, k)).sum::<f64>();
+        if work(full) <= budget {
+            return full;
+        }
+        let (mut lo, mut hi) = (0.0, full);
+        for _ in 0..64 {
+            let mid = (lo + hi) / 2.0;
+            if work(mid) <= budget {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
     /// `(size_lines, rate, threshold, scaled capacity)` per size, largest threshold first.
@@ -60,11 +114,12 @@ impl MiniSimConfig {
         sizes.retain(|&s| s > 0);
         sizes.sort_unstable();
         sizes.dedup();
+        let min_lines = self.min_lines(&sizes);
         let mut plan: Vec<_> = sizes
             .into_iter()
             .map(|size| {
-                let want = (self.min_sampled_lines as f64 / size as f64).max(self.base_rate);
-                let threshold = super::shards::threshold_for_rate(want.min(1.0));
+                let want = self.want(size, min_lines);
+                let threshold = super::shards::threshold_for_rate(want);
                 let rate = super::shards::rate_of_threshold(threshold);
                 let capacity = ((size as f64 * rate).round() as u64).max(1);
                 (size, rate, threshold, capacity)
@@ -126,11 +181,67 @@ impl MiniSimFuture {
     }
 }
 
+/// One miniature. The curve needs only line hits, and with admission "always" and no
+/// sequential cutoff a line hits exactly when the bare policy hits (the write mode only decides
+/// what a write does), so those miniatures skip the simulator's request, back-end and time-bin
+/// bookkeeping ([`Lean`]); any other admission rule runs the full [`Simulator`].
+enum Miniature {
+    Lean(Lean),
+    Full(Box<Simulator>),
+}
+
+impl Miniature {
+    fn hit_ratio(self) -> f64 {
+        match self {
+            Miniature::Lean(m) => m.hits as f64 / m.lines.max(1) as f64,
+            Miniature::Full(sim) => sim.finish().whole.ratios.line_hit_ratio.unwrap_or(0.0),
+        }
+    }
+}
+
+/// A policy fed line by line under the simulator's rules for line hits: reads and allocating
+/// writes look the line up and insert it on a miss, write-around writes only look it up,
+/// read-only writes and discards invalidate it. `vtime` numbers line accesses as the
+/// simulator does (Belady's future is indexed by it).
+struct Lean {
+    policy: Box<dyn Policy>,
+    mode: WriteMode,
+    evicted: Vec<u64>,
+    vtime: u64,
+    lines: u64,
+    hits: u64,
+}
+
+impl Lean {
+    #[inline]
+    fn line(&mut self, key: u64, write: bool) {
+        let now = self.vtime;
+        self.vtime += 1;
+        self.lines += 1;
+        if write && self.mode == WriteMode::ReadOnly {
+            self.policy.remove(key);
+            return;
+        }
+        self.evicted.clear();
+        if self.policy.access(key, now, &mut self.evicted) {
+            self.hits += 1;
+            return;
+        }
+        if write && self.mode == WriteMode::WriteAround {
+            return;
+        }
+        self.evicted.clear();
+        self.policy.insert(key, now, &mut self.evicted);
+    }
+}
+
 /// The miniatures, fed in one pass.
 pub struct MiniSim {
     config: MiniSimConfig,
-    /// `(size_lines, rate, threshold, simulator)`, largest threshold first.
-    sims: Vec<(u64, f64, u64, Simulator)>,
+    /// `(size_lines, rate, threshold, miniature)`, largest threshold first.
+    sims: Vec<(u64, f64, u64, Miniature)>,
+    /// Whether every miniature is [`Miniature::Lean`].
+    lean: bool,
     line_bytes: u64,
     requests: u64,
     line_accesses: u64,
@@ -174,17 +285,32 @@ impl MiniSim {
 
     fn build(config: MiniSimConfig, futures: Option<Vec<NextUse>>) -> Result<MiniSim, ConfigError> {
         let plan = config.plan();
+        let lean = config.sim.admission == Admission::Always
+            && config.sim.sequential_cutoff_bytes.is_none();
         let mut futures = futures.map(|f| f.into_iter());
         let mut sims = Vec::with_capacity(plan.len());
         for (size, rate, threshold, capacity) in plan {
             let mut c = config.sim.clone();
             c.capacity_lines = capacity;
             c.time_bins = 1;
-            let sim = match futures.as_mut().and_then(|f| f.next()) {
-                Some(future) => Simulator::with_future(&c, future)?,
-                None => Simulator::new(&c)?,
+            let future = futures.as_mut().and_then(|f| f.next());
+            let mini = if lean {
+                c.validate()?;
+                Miniature::Lean(Lean {
+                    policy: new_policy(c.policy, capacity, future.map(|f| f.next))?,
+                    mode: c.mode,
+                    evicted: Vec::new(),
+                    vtime: 0,
+                    lines: 0,
+                    hits: 0,
+                })
+            } else {
+                Miniature::Full(Box::new(match future {
+                    Some(future) => Simulator::with_future(&c, future)?,
+                    None => Simulator::new(&c)?,
+                }))
             };
-            sims.push((size, rate, threshold, sim));
+            sims.push((size, rate, threshold, mini));
         }
         let (distinct_threshold, distinct_rate) =
             sims.last().map_or((u64::MAX, 1.0), |s| (s.2, s.1));
@@ -192,6 +318,7 @@ impl MiniSim {
             line_bytes: config.sim.line_bytes,
             config,
             sims,
+            lean,
             requests: 0,
             line_accesses: 0,
             sampled_accesses: 0,
@@ -202,6 +329,10 @@ impl MiniSim {
     }
 
     pub fn observe(&mut self, e: &IoEvent) {
+        if self.lean {
+            self.observe_lean(e);
+            return;
+        }
         if matches!(e.op, Op::Read | Op::Write) && e.len_bytes > 0 {
             self.requests += 1;
             for line in e.block_range(self.line_bytes) {
@@ -223,7 +354,59 @@ impl MiniSim {
                 break;
             }
             let t = *t;
-            sim.observe_filtered(e, |line| line_hash(e.device, line) <= t);
+            if let Miniature::Full(sim) = sim {
+                sim.observe_filtered(e, |line| line_hash(e.device, line) <= t);
+            }
+        }
+    }
+
+    /// [`MiniSim::observe`] for lean miniatures: each line is hashed once and handed to the
+    /// miniatures whose sample holds it.
+    fn observe_lean(&mut self, e: &IoEvent) {
+        if e.len_bytes == 0 {
+            return;
+        }
+        let write = match e.op {
+            Op::Read => false,
+            Op::Write => true,
+            Op::Discard => {
+                for line in e.block_range(self.line_bytes) {
+                    let key = block_key(e.device, line);
+                    let h = mix64(key);
+                    for (_, _, t, m) in &mut self.sims {
+                        if h > *t {
+                            break;
+                        }
+                        if let Miniature::Lean(m) = m {
+                            m.policy.remove(key);
+                        }
+                    }
+                }
+                return;
+            }
+            Op::Flush => return,
+        };
+        self.requests += 1;
+        let top = self.sims.first().map_or(0, |s| s.2);
+        for line in e.block_range(self.line_bytes) {
+            self.line_accesses += 1;
+            let key = block_key(e.device, line);
+            let h = mix64(key);
+            if h <= self.distinct_threshold {
+                self.distinct.insert(h);
+            }
+            if h > top {
+                continue;
+            }
+            self.sampled_accesses += 1;
+            for (_, _, t, m) in &mut self.sims {
+                if h > *t {
+                    break;
+                }
+                if let Miniature::Lean(m) = m {
+                    m.line(key, write);
+                }
+            }
         }
     }
 
@@ -234,12 +417,7 @@ impl MiniSim {
         let mut curve: Vec<(u64, f64)> = self
             .sims
             .into_iter()
-            .map(|(size, _, _, sim)| {
-                (
-                    size,
-                    sim.finish().whole.ratios.line_hit_ratio.unwrap_or(0.0),
-                )
-            })
+            .map(|(size, _, _, mini)| (size, mini.hit_ratio()))
             .collect();
         curve.sort_by_key(|p| p.0);
         let footprint = (self.distinct.len() as f64 / self.distinct_rate).round() as u64;
@@ -273,6 +451,7 @@ impl MiniSim {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mrc::linear_sizes;
 
     fn ev(block: u64) -> IoEvent {
         IoEvent {
@@ -286,35 +465,99 @@ mod tests {
         }
     }
 
+    /// Reads, writes and discards over 3,000 lines, 1–3 lines each.
+    fn mixed_events() -> Vec<IoEvent> {
+        (0..30_000u64)
+            .map(|i| {
+                let op = match i % 11 {
+                    0 | 5 => Op::Write,
+                    7 if i % 77 == 7 => Op::Discard,
+                    _ => Op::Read,
+                };
+                IoEvent {
+                    op,
+                    len_bytes: 4096 * (1 + (i % 3) as u32),
+                    ..ev(mix64(i) % 3000 / (1 + i % 3))
+                }
+            })
+            .collect()
+    }
+
+    /// At rate 1 every miniature is the full cache: the lean miniatures must give the full
+    /// simulator's line hit ratio to the last bit, in every write mode.
     #[test]
     fn rate_one_equals_full_simulation() {
-        let events: Vec<IoEvent> = (0..30_000u64)
-            .map(|i| ev(mix64(i) % 3000 / (1 + i % 3)))
-            .collect();
+        let events = mixed_events();
         let sizes = vec![10, 100, 500, 1000, 2000];
-        for policy in [PolicyKind::Lru, PolicyKind::Arc, PolicyKind::S3Fifo] {
-            let mut cfg = MiniSimConfig::new(policy, 4096, sizes.clone());
-            cfg.base_rate = 1.0;
-            let mut m = MiniSim::new(cfg).expect("config");
-            for e in &events {
-                m.observe(e);
-            }
-            let r = m.finish(&TraceHeader::default());
-            for p in &r.points {
-                let mut full =
-                    Simulator::new(&SimConfig::new(policy, p.size_lines, 4096)).expect("config");
+        for mode in WriteMode::ALL {
+            for policy in [PolicyKind::Lru, PolicyKind::Arc, PolicyKind::S3Fifo] {
+                let mut cfg = MiniSimConfig::new(policy, 4096, sizes.clone());
+                cfg.base_rate = 1.0;
+                cfg.sim.mode = mode;
+                let mut m = MiniSim::new(cfg).expect("config");
+                assert!(m.lean);
                 for e in &events {
-                    full.observe(e);
+                    m.observe(e);
                 }
-                let h = full.finish().whole.ratios.line_hit_ratio.unwrap_or(0.0);
-                assert!(
-                    (h - p.hit_ratio).abs() < 1e-12,
-                    "{policy:?} {}: {h} vs {}",
-                    p.size_lines,
-                    p.hit_ratio
-                );
+                let r = m.finish(&TraceHeader::default());
+                for p in &r.points {
+                    let mut c = SimConfig::new(policy, p.size_lines, 4096);
+                    c.mode = mode;
+                    let mut full = Simulator::new(&c).expect("config");
+                    for e in &events {
+                        full.observe(e);
+                    }
+                    let h = full.finish().whole.ratios.line_hit_ratio.unwrap_or(0.0);
+                    assert_eq!(h, p.hit_ratio, "{mode:?} {policy:?} {}", p.size_lines);
+                }
             }
         }
+    }
+
+    /// Sampled lean miniatures see the same lines as sampled full simulators.
+    #[test]
+    fn lean_and_full_miniatures_agree_when_sampled() {
+        let events = mixed_events();
+        let sizes = vec![100, 1000, 2000];
+        let curve = |admission| {
+            let mut cfg = MiniSimConfig::new(PolicyKind::Arc, 4096, sizes.clone());
+            cfg.min_sampled_lines = 50;
+            cfg.sim.admission = admission;
+            let mut m = MiniSim::new(cfg).expect("config");
+            events.iter().for_each(|e| m.observe(e));
+            (m.lean, m.finish(&TraceHeader::default()))
+        };
+        let (lean, a) = curve(Admission::Always);
+        // An n-hit rule of 1 admits every miss, like "always", but takes the full simulator.
+        let (full, b) = curve(Admission::NHit { n: 1 });
+        assert!(lean && !full);
+        assert_eq!(a.points, b.points);
+        assert!(a.sampling.expect("sampled").rate < 0.1);
+    }
+
+    fn free_rates(sizes: &[u64]) -> Vec<f64> {
+        let c = MiniSimConfig::new(PolicyKind::Fifo, 4096, sizes.to_vec());
+        c.plan().iter().map(|p| p.1).collect()
+    }
+
+    #[test]
+    fn a_work_bound_caps_the_sum_of_rates() {
+        let sizes = linear_sizes(200_000, 16);
+        let free = MiniSimConfig::new(PolicyKind::Fifo, 4096, sizes.clone());
+        let bounded = MiniSimConfig::interactive(PolicyKind::Fifo, 4096, sizes);
+        let work = |c: &MiniSimConfig| c.plan().iter().map(|p| p.1).sum::<f64>();
+        assert!(work(&free) > 4.0, "{}", work(&free));
+        let w = work(&bounded);
+        assert!(
+            w <= MiniSimConfig::INTERACTIVE_PASSES * 1.001 && w > 0.9,
+            "{w}"
+        );
+        // Sizes the bound affords keep their rates.
+        let cheap = MiniSimConfig::interactive(PolicyKind::Fifo, 4096, vec![1 << 20, 1 << 21]);
+        assert_eq!(
+            cheap.plan().iter().map(|p| p.1).collect::<Vec<_>>(),
+            free_rates(&[1 << 20, 1 << 21])
+        );
     }
 
     #[test]

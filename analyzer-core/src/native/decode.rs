@@ -7,13 +7,19 @@
 
 use super::columns::ChunkReader;
 use super::{
-    bincode_config, frame_crc, ChunkKind, Compression, EndPayload, CHUNK_MAGIC, FILE_HEADER_BYTES,
-    FRAME_BYTES, MAGIC, MAX_HEADER_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES, VERSION_MAJOR,
+    bincode_config, frame_crc, ChunkKind, Compression, DevicesPayload, EndPayload, CHUNK_MAGIC,
+    FILE_HEADER_BYTES, FRAME_BYTES, MAGIC, MAX_DEVICES, MAX_HEADER_PAYLOAD_BYTES,
+    MAX_PAYLOAD_BYTES, VERSION_MAJOR,
 };
 use crate::decode::{DecodeError, Decoder, Diagnostics};
 use crate::event::{IoEvent, TraceHeader};
 
 const FORMAT: &str = "native";
+
+/// Memory a header or devices payload may decode into. Bincode counts what a payload claims to
+/// allocate (about 56 bytes per device entry plus its name), not its encoded size: a 1 MiB
+/// payload of the smallest entries (4 bytes each) decodes into under 16 MiB.
+const DECODED_HEADER_BYTES: usize = 16 << 20;
 
 /// Events decoded per batch: enough to amortise the batch set-up, few enough (about 56 KiB of
 /// `IoEvent`s) to stay in the CPU's fast caches.
@@ -204,6 +210,9 @@ impl NativeDecoder {
     /// After `finish`, accounts for whatever could not be decoded.
     fn account_tail(&mut self) {
         let rest = (self.buf.len() - self.pos) as u64;
+        if matches!(self.stage, Stage::Chunks | Stage::Resync) {
+            self.diagnostics.end_marker_missing = true;
+        }
         match self.stage {
             Stage::FileHeader | Stage::Chunks => self.diagnostics.truncated_tail_bytes += rest,
             Stage::Ended if self.bytes_after_end > 0 => {
@@ -327,10 +336,11 @@ fn process_chunk(
             if data.len() > MAX_HEADER_PAYLOAD_BYTES {
                 return Err("a header chunk over the 1 MiB limit".into());
             }
-            let config = bincode_config().with_limit::<MAX_HEADER_PAYLOAD_BYTES>();
-            let (h, used): (TraceHeader, usize) =
-                bincode::serde::decode_from_slice(data, config)
-                    .map_err(|e| format!("the trace header does not decode: {e}"))?;
+            let config = bincode_config().with_limit::<DECODED_HEADER_BYTES>();
+            let (h, used): (TraceHeader, usize) = bincode::serde::decode_from_slice(data, config)
+                .map_err(|e| {
+                format!("the trace header does not decode: {}", bincode_why(&e))
+            })?;
             if used != data.len() {
                 return Err(format!(
                     "{} byte(s) after the trace header",
@@ -338,14 +348,66 @@ fn process_chunk(
                 ));
             }
             *header = h;
+            header.devices.truncate(MAX_DEVICES);
+            Ok(Chunk::Header)
+        }
+        ChunkKind::Devices => {
+            if data.len() > MAX_HEADER_PAYLOAD_BYTES {
+                return Err("a devices chunk over the 1 MiB limit".into());
+            }
+            let config = bincode_config().with_limit::<DECODED_HEADER_BYTES>();
+            let (d, used): (DevicesPayload, usize) =
+                bincode::serde::decode_from_slice(data, config)
+                    .map_err(|e| format!("the device list does not decode: {}", bincode_why(&e)))?;
+            if used != data.len() {
+                return Err(format!(
+                    "{} byte(s) after the device list",
+                    data.len() - used
+                ));
+            }
+            let first = usize::try_from(d.first).unwrap_or(usize::MAX);
+            if first.saturating_add(d.devices.len()) > MAX_DEVICES {
+                return Err(format!(
+                    "the device list covers indices {} to {}, over the limit of {MAX_DEVICES}",
+                    d.first,
+                    d.first.saturating_add(d.devices.len() as u64)
+                ));
+            }
+            pad_devices(header, first);
+            for (i, device) in d.devices.into_iter().enumerate() {
+                match header.devices.get_mut(first + i) {
+                    Some(slot) => *slot = device,
+                    None => header.devices.push(device),
+                }
+            }
             Ok(Chunk::Header)
         }
         ChunkKind::End => {
             let (end, _): (EndPayload, usize) =
                 bincode::serde::decode_from_slice(data, bincode_config())
-                    .map_err(|e| format!("the end marker does not decode: {e}"))?;
+                    .map_err(|e| format!("the end marker does not decode: {}", bincode_why(&e)))?;
             Ok(Chunk::End(end.total_events))
         }
+    }
+}
+
+/// What a bincode error means, in words rather than its internal names (`UnexpectedEnd {
+/// additional: 1 }`, `LimitExceeded`).
+fn bincode_why(e: &bincode::error::DecodeError) -> String {
+    use bincode::error::DecodeError as E;
+    match e {
+        E::UnexpectedEnd { additional } => {
+            format!("the payload ends {additional} byte(s) before its last field")
+        }
+        E::LimitExceeded => "a length inside it claims more than 16 MiB".into(),
+        E::InvalidIntegerType { .. } | E::InvalidCharEncoding(_) => {
+            "a field holds an invalid value".into()
+        }
+        E::Utf8 { .. } => "a text field is not valid UTF-8".into(),
+        E::UnexpectedVariant { found, .. } => {
+            format!("a field holds variant {found}, which does not exist")
+        }
+        _ => "a field holds an invalid value".into(),
     }
 }
 

@@ -2,12 +2,14 @@
 
 use std::io::Write;
 
-use analyzer_core::analysis::{Analysis, AnalysisConfig, AnalysisReport};
+use analyzer_core::analysis::AnalysisReport;
+use analyzer_core::job::load::{Load, LoadRequest};
 use analyzer_core::Op;
+use anyhow::Context;
 
 use crate::cmd::mrc::{parse_line_size, print_recommendation};
 use crate::input::{self, InputArgs};
-use crate::output::{bytes, count, duration};
+use analyzer_core::units::{bytes, bytes_per_sec, count, duration, escape, per_sec, percent};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -29,20 +31,17 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let config = AnalysisConfig {
+    let job = Load::new(LoadRequest {
         block_bytes: args.line_size,
-        exact_block_limit: args.exact_blocks.max(64),
-        mrc_sample_lines: if args.exact_mrc {
-            0
-        } else {
-            AnalysisConfig::default().mrc_sample_lines
-        },
-        ..AnalysisConfig::default()
-    };
-    let mut analysis = Analysis::new(config);
-    let read = input::read_events(&args.input, |e| analysis.observe(e))?;
+        exact_block_limit: args.exact_blocks,
+        exact_mrc: args.exact_mrc,
+        ..LoadRequest::new()
+    })?;
+    let (result, read) = input::run_job(&args.input, job)?;
     input::warn_diagnostics(&read);
-    let report = analysis.finish(&read.header, &read.diagnostics);
+    let report = result
+        .analysis
+        .context("the load job ran without the analysis")?;
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer(&mut out, &report)?;
@@ -54,7 +53,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 }
 
 fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
+    percent(Some(x))
 }
 
 fn share(part: u64, whole: u64) -> String {
@@ -79,34 +78,38 @@ pub fn print_text(out: &mut impl Write, r: &AnalysisReport) -> std::io::Result<(
     writeln!(
         out,
         "trace         {} format, devices: {}",
-        r.trace.source_format,
-        if devices.is_empty() {
-            "-".into()
-        } else {
-            devices.join(", ")
-        }
+        escape(&r.trace.source_format),
+        crate::cmd::stat::device_list(&devices)
     )?;
     if let Some(rate) = r.trace.sampling_rate {
-        writeln!(
-            out,
-            "              recorded with spatial sampling at rate {rate}: counts are of the sample"
-        )?;
+        if rate.is_finite() && rate > 0.0 && rate <= 1.0 {
+            writeln!(
+                out,
+                "              recorded with spatial sampling of {} of the blocks: counts are of the sample",
+                percent(Some(rate))
+            )?;
+        } else {
+            writeln!(
+                out,
+                "              the header claims a spatial sample, but its threshold is not below its modulus: counts are as recorded"
+            )?;
+        }
     }
     match analyzer_core::stat::rates_unmeasured_reason(s.duration_nanos, s.clock_resolution_nanos) {
         Some(why) => writeln!(
             out,
-            "load          {} requests over {}: rates {why}",
-            count(s.events),
+            "load          {} over {}: rates {why}",
+            analyzer_core::units::plural(s.events, "request", "requests"),
             duration(s.duration_nanos)
         )?,
         None => writeln!(
             out,
-            "load          {} requests over {}: {:.0} IOPS, read {:.1} MiB/s, write {:.1} MiB/s",
-            count(s.events),
+            "load          {} over {}: {} IOPS, read {}, write {}",
+            analyzer_core::units::plural(s.events, "request", "requests"),
             duration(s.duration_nanos),
-            s.mean_iops,
-            s.read_mib_per_sec,
-            s.write_mib_per_sec
+            per_sec(s.mean_iops),
+            bytes_per_sec(s.read_mib_per_sec * 1048576.0),
+            bytes_per_sec(s.write_mib_per_sec * 1048576.0)
         )?,
     }
     for o in &s.ops {

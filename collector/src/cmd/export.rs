@@ -10,7 +10,7 @@ use analyzer_core::export::ExportFormat;
 use anyhow::Context;
 
 use crate::input::{self, InputArgs};
-use crate::output::parse_size;
+use analyzer_core::units::parse_size;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -45,7 +45,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     } else {
         Box::new(
             File::create(&args.output)
-                .with_context(|| format!("cannot create {}", args.output.display()))?,
+                .with_context(|| format!("cannot create {}", crate::input::shown(&args.output)))?,
         )
     };
     let mut writer = BufWriter::with_capacity(1 << 20, sink);
@@ -71,7 +71,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         if to_stdout {
             "standard output".to_string()
         } else {
-            args.output.display().to_string()
+            crate::input::shown(&args.output).to_string()
         }
     };
     if let Some(err) = write_error {

@@ -11,7 +11,7 @@ use analyzer_core::TraceHeader;
 use anyhow::Context;
 
 use crate::input::{self, InputArgs};
-use crate::output::{bytes, count};
+use analyzer_core::units::{bytes, count};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -56,20 +56,20 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         chunk_events: args.chunk_events,
     };
     let partial = temp_path(&args.output);
-    let file =
-        File::create(&partial).with_context(|| format!("cannot create {}", partial.display()))?;
+    let file = File::create(&partial)
+        .with_context(|| format!("cannot create {}", crate::input::shown(&partial)))?;
     let mut writer = BufWriter::with_capacity(WRITE_BYTES, file);
     let result = import(args, options, &mut writer);
     let result = result.and_then(|summary| {
         writer
             .flush()
             .and_then(|()| writer.get_ref().sync_all())
-            .with_context(|| format!("cannot write {}", partial.display()))?;
+            .with_context(|| format!("cannot write {}", crate::input::shown(&partial)))?;
         std::fs::rename(&partial, &args.output).with_context(|| {
             format!(
                 "cannot rename {} to {}",
-                partial.display(),
-                args.output.display()
+                crate::input::shown(&partial),
+                crate::input::shown(&args.output)
             )
         })?;
         Ok(summary)
@@ -89,7 +89,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     println!(
         "imported {} events into {}: {} ({written_bytes} bytes), {per_event:.2} bytes/event",
         count(events),
-        args.output.display(),
+        crate::input::shown(&args.output),
         bytes(written_bytes),
     );
     Ok(())
@@ -120,9 +120,10 @@ fn import(
                 devices_written = header.devices.len();
             }
             Some(enc) if header.devices.len() > devices_written => {
-                // Text formats find devices as they go; record them at once so that even a cut
-                // file names its devices.
-                enc.update_header(&stamped(header), &mut buf);
+                // Text formats find devices as they go; the encoder names them before the chunk
+                // that first uses them, so that even a cut file names its devices, and writes
+                // only the new ones (linear in the events, however many devices there are).
+                enc.add_devices(&header.devices);
                 devices_written = header.devices.len();
             }
             Some(_) => {}
@@ -139,7 +140,8 @@ fn import(
         }
     })?;
     if let Some(err) = write_error {
-        return Err(err).with_context(|| format!("cannot write {}", args.output.display()));
+        return Err(err)
+            .with_context(|| format!("cannot write {}", crate::input::shown(&args.output)));
     }
     // The final header supersedes the first: the decoders know the dropped-event count and the
     // complete device list only at the end.
@@ -152,7 +154,7 @@ fn import(
     written_bytes += buf.len() as u64;
     writer
         .write_all(&buf)
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
+        .with_context(|| format!("cannot write {}", crate::input::shown(&args.output)))?;
     input::warn_diagnostics(&read);
     Ok((events, written_bytes))
 }

@@ -2,15 +2,14 @@
 
 use std::io::Write;
 
-use analyzer_core::cache::PolicyKind;
-use analyzer_core::mrc::minisim::{MiniSim, MiniSimConfig, MiniSimFuture};
+use analyzer_core::job::mrc::{Mrc, MrcRequest, Sizes};
+use analyzer_core::mrc::minisim::MiniSimConfig;
 use analyzer_core::mrc::recommend::{CapacityBasis, Recommendation, SizePoint};
-use analyzer_core::mrc::shards::ShardsMode;
-use analyzer_core::mrc::{LruMrc, Method, MrcReport, SizeSpec};
-use anyhow::{bail, Context};
+use analyzer_core::mrc::{Method, MrcReport};
+use analyzer_core::units::{bytes, count, parse_size, percent};
+use anyhow::Context;
 
 use crate::input::{self, InputArgs};
-use crate::output::{bytes, count, parse_size};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -43,6 +42,9 @@ pub struct Args {
     /// MiniSim: the smallest miniature, in lines (small sizes get higher rates).
     #[arg(long, default_value_t = MiniSimConfig::DEFAULT_MIN_SAMPLED_LINES)]
     pub minisim_lines: u64,
+    /// Only the requests from START to END after the trace's first request (`10s..70s`).
+    #[arg(long, value_name = "START..END")]
+    pub window: Option<String>,
     /// Print the curve as JSON (fields documented in docs/analysis.md).
     #[arg(long)]
     pub json: bool,
@@ -58,126 +60,29 @@ pub fn parse_line_size(text: &str) -> Result<u64, String> {
     Ok(v)
 }
 
-/// A parsed `--sizes`.
-#[derive(Debug, Clone, PartialEq)]
-enum Sizes {
-    Count(u32),
-    /// Sizes in bytes or fractions of the footprint.
-    List(Vec<SizeItem>),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum SizeItem {
-    Bytes(u64),
-    Footprint(f64),
-}
-
-fn parse_sizes(text: &str) -> anyhow::Result<Sizes> {
-    let t = text.trim();
-    if let Ok(n) = t.parse::<u32>() {
-        if n == 0 {
-            bail!("--sizes 0: at least one size is needed");
-        }
-        return Ok(Sizes::Count(n));
-    }
-    let items = t
-        .split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| {
-            let s = s.trim();
-            if let Some(p) = s.strip_suffix('%') {
-                let v: f64 = p
-                    .trim()
-                    .parse()
-                    .map_err(|_| anyhow::anyhow!("{s:?} is not a percentage"))?;
-                if !(v > 0.0 && v <= 1000.0) {
-                    bail!("{s:?}: percentages of the footprint go from 0 to 1000%");
-                }
-                Ok(SizeItem::Footprint(v / 100.0))
-            } else {
-                Ok(SizeItem::Bytes(
-                    parse_size(s).map_err(|e| anyhow::anyhow!(e))?,
-                ))
-            }
-        })
-        .collect::<anyhow::Result<Vec<_>>>()
-        .context("--sizes takes a count (64) or a list like 1GiB,2GiB,10%")?;
-    if items.is_empty() {
-        bail!("--sizes is empty");
-    }
-    Ok(Sizes::List(items))
-}
-
-impl Sizes {
-    fn needs_footprint(&self) -> bool {
-        match self {
-            Sizes::Count(_) => true,
-            Sizes::List(v) => v.iter().any(|i| matches!(i, SizeItem::Footprint(_))),
-        }
-    }
-
-    fn lines(&self, footprint_lines: u64, line_bytes: u64) -> SizeSpec {
-        match self {
-            Sizes::Count(n) => SizeSpec::Count(*n),
-            Sizes::List(v) => SizeSpec::Lines(
-                v.iter()
-                    .map(|i| match *i {
-                        SizeItem::Bytes(b) => b.div_ceil(line_bytes).max(1),
-                        SizeItem::Footprint(f) => {
-                            ((footprint_lines as f64 * f).round() as u64).max(1)
-                        }
-                    })
-                    .collect(),
-            ),
-        }
-    }
+/// The request the flags describe.
+pub fn request(args: &Args) -> anyhow::Result<MrcRequest> {
+    Ok(MrcRequest {
+        policy: args.policy.clone(),
+        method: args.method.clone(),
+        sizes: Sizes::parse(&args.sizes).context("--sizes")?,
+        line_bytes: args.line_size,
+        rate: args.rate,
+        sample_lines: args.sample_lines,
+        minisim_rate: args.minisim_rate,
+        minisim_lines: args.minisim_lines,
+        window_nanos: args
+            .window
+            .as_deref()
+            .map(super::predict::parse_window)
+            .transpose()?,
+    })
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let policy = PolicyKind::from_name(&args.policy).with_context(|| {
-        let names: Vec<_> = PolicyKind::ALL.iter().map(|p| p.name()).collect();
-        format!(
-            "unknown policy {:?}; expected one of {}",
-            args.policy,
-            names.join(", ")
-        )
-    })?;
-    let method = match &args.method {
-        Some(m) => Method::from_name(m)
-            .with_context(|| format!("unknown method {m:?}; expected exact, shards or minisim"))?,
-        None if policy == PolicyKind::Lru => Method::Exact,
-        None => Method::Minisim,
-    };
-    if method != Method::Minisim && policy != PolicyKind::Lru {
-        bail!(
-            "--method {} computes LRU curves only; use --method minisim for {}",
-            method.name(),
-            policy.name()
-        );
-    }
-    let sizes = parse_sizes(&args.sizes)?;
-    let line = args.line_size;
-    let report = match method {
-        Method::Exact | Method::Shards => {
-            let mut m = if method == Method::Exact {
-                LruMrc::exact(line)
-            } else {
-                let mode = match args.rate {
-                    Some(rate) if rate > 0.0 && rate <= 1.0 => ShardsMode::FixedRate { rate },
-                    Some(rate) => bail!("--rate {rate}: a sampling rate is in (0, 1]"),
-                    None => ShardsMode::FixedSize {
-                        max_lines: args.sample_lines.max(1),
-                    },
-                };
-                LruMrc::shards(line, mode)
-            };
-            let read = input::read_events(&args.input, |e| m.observe(e))?;
-            input::warn_diagnostics(&read);
-            let spec = sizes.lines(m.footprint_lines(), line);
-            m.finish(&spec, &read.header)
-        }
-        Method::Minisim => run_minisim(args, policy, &sizes)?,
-    };
+    let job = Mrc::new(request(args)?)?;
+    let (report, read) = input::run_job(&args.input, job)?;
+    input::warn_diagnostics(&read);
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report)?;
@@ -192,42 +97,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// MiniSim needs its sizes before the pass: a count or a percentage takes a first pass to
-/// measure the footprint (SHARDS fixed-size, bounded memory); Belady takes one for the future.
-fn run_minisim(args: &Args, policy: PolicyKind, sizes: &Sizes) -> anyhow::Result<MrcReport> {
-    let line = args.line_size;
-    let footprint = if sizes.needs_footprint() {
-        let mut probe = LruMrc::shards(line, ShardsMode::FixedSize { max_lines: 65536 });
-        input::read_events(&args.input, |e| probe.observe(e))?;
-        let footprint = probe.footprint_lines();
-        if footprint == 0 {
-            bail!("the trace has no reads or writes to size a cache for");
-        }
-        footprint
-    } else {
-        0
-    };
-    let sizes_lines = match sizes.lines(footprint, line) {
-        SizeSpec::Count(n) => analyzer_core::mrc::linear_sizes(footprint, n),
-        SizeSpec::Lines(v) => v,
-    };
-    let mut config = MiniSimConfig::new(policy, line, sizes_lines);
-    config.base_rate = args.minisim_rate.clamp(1e-9, 1.0);
-    config.min_sampled_lines = args.minisim_lines.max(1);
-    let mut mini = if policy.needs_future() {
-        let mut future = MiniSimFuture::new(&config);
-        input::read_events(&args.input, |e| future.observe(e))?;
-        MiniSim::with_future(config, future)?
-    } else {
-        MiniSim::new(config)?
-    };
-    let read = input::read_events(&args.input, |e| mini.observe(e))?;
-    input::warn_diagnostics(&read);
-    Ok(mini.finish(&read.header))
-}
-
 fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
+    percent(Some(x))
 }
 
 pub fn print_curve(out: &mut impl Write, r: &MrcReport) -> std::io::Result<()> {
@@ -370,22 +241,10 @@ pub fn print_recommendation(
 mod tests {
     use super::*;
 
+    // --sizes is parsed by analyzer_core::job::mrc::Sizes, tested there.
     #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_sizes("64").ok(), Some(Sizes::Count(64)));
-        assert_eq!(
-            parse_sizes("1GiB, 2GiB,10%").ok(),
-            Some(Sizes::List(vec![
-                SizeItem::Bytes(1 << 30),
-                SizeItem::Bytes(2 << 30),
-                SizeItem::Footprint(0.1)
-            ]))
-        );
-        assert!(parse_sizes("0").is_err());
-        assert!(parse_sizes("lots").is_err());
+    fn line_sizes_parse() {
         assert!(parse_line_size("64KiB").is_ok());
         assert!(parse_line_size("3000").is_err());
-        let s = parse_sizes("8KiB,50%").ok().map(|s| s.lines(1000, 4096));
-        assert_eq!(s, Some(SizeSpec::Lines(vec![2, 500])));
     }
 }

@@ -1,22 +1,22 @@
 //! `blocksight predict`: predicted IOPS, MB/s and latency of a RAID layout, with and without an
-//! SSD cache tier, for a trace (replayed open or closed loop) or a synthetic profile.
+//! SSD cache tier, for a trace (replayed open or closed loop) or a synthetic profile. The flags
+//! become an `analyzer_core::job::predict::PredictRequest`; the job is the web app's.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use analyzer_core::array::device::DeviceModel;
-use analyzer_core::array::spec::{device_with_overrides, ArraySpec};
-use analyzer_core::array::{
-    cache_warmup_requests, run_synthetic, sweep_depths, AccessSpec, ArrayConfig, CacheDevices,
-    CacheTier, ControllerModel, CurvePoint, Prediction, ProfileKind, ReplayMode, RunResult,
-    SimulatorTier, StandardLevel, Synthetic, TraceReplay,
+use analyzer_core::array::RunResult;
+use analyzer_core::job::predict::{
+    ArrayParams, CacheDevicesParams, ControllerSettings, Predict, PredictRequest, PredictResult,
+    ProfileParams,
 };
-use analyzer_core::array::{Member, Node};
-use analyzer_core::cache::{PolicyKind, Preset, SimConfig, WriteMode};
+use analyzer_core::job::{CacheParams, CacheSize, Job};
+use analyzer_core::units::{
+    bytes, bytes_per_sec, duration, duration_f64, escape, parse_size, per_sec,
+};
 use anyhow::{bail, Context};
 
 use crate::input::{self, InputArgs};
-use crate::output::{bytes, count, duration, parse_size};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -74,7 +74,7 @@ pub struct Args {
     /// Failed disks (degraded mode), by disk index 0..N-1, e.g. `0` or `0,3`; for raid10/50/60
     /// each failure lands in the disk's own mirror or parity group.
     #[arg(long, value_name = "I,J", value_delimiter = ',')]
-    pub failed: Vec<usize>,
+    pub failed: Vec<u32>,
     /// JSON array description (nesting, per-parameter overrides, controller, cache devices);
     /// replaces --layout/--disks/--disk. See docs/model.md.
     #[arg(long, value_name = "FILE")]
@@ -110,11 +110,12 @@ pub struct Args {
     #[arg(long)]
     pub curve: bool,
 
-    /// SSD cache size in front of the array: prediction with and without it.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub cache_size: Option<u64>,
+    /// SSD cache size in front of the array (a size, or a percentage of the trace's footprint
+    /// like 10%): prediction with and without it.
+    #[arg(long, value_name = "SIZE|PCT%")]
+    pub cache_size: Option<String>,
     /// Cache product preset (`blocksight simulate --help` lists them: dm-cache, bcache, opencas,
-    /// cachecade1, ...). Without one: --policy (default lru), write-through, 64 KiB lines.
+    /// cachecade1, ...). Without one: --policy (default lru), write-through, 4 KiB lines.
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
     /// Cache replacement policy (overrides the preset's).
@@ -123,7 +124,10 @@ pub struct Args {
     /// Cache write mode: ro, wt, wa, wb (overrides the preset's).
     #[arg(long, value_name = "MODE")]
     pub mode: Option<String>,
-    /// Cache line size (default: the preset's, else 64 KiB).
+    /// Cache admission: always, nhit:N, smq, seqcut:SIZE (overrides the preset's).
+    #[arg(long, value_name = "RULE")]
+    pub admission: Option<String>,
+    /// Cache line size (default: the preset's, else 4 KiB, as `simulate`).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub cache_line: Option<u64>,
     /// Cache devices: preset and count (RAID 1 when 2, RAID 0 otherwise).
@@ -132,169 +136,124 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub cache_disks: u32,
 
-    /// Print the prediction as JSON.
+    /// Only the requests from START to END after the trace's first request (`10s..70s`), as
+    /// the web app's brushed time window.
+    #[arg(long, value_name = "START..END")]
+    pub window: Option<String>,
+    /// Print the prediction as JSON (the job's result, as the web app gets it).
     #[arg(long)]
     pub json: bool,
 }
 
-fn config(args: &Args) -> anyhow::Result<ArrayConfig> {
-    let mut cfg = if let Some(path) = &args.array {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        ArraySpec::parse(&text)
-            .and_then(|s| s.to_config())
-            .with_context(|| format!("{}", path.display()))?
+/// `10s..70s` as nanoseconds after the first request.
+pub fn parse_window(text: &str) -> anyhow::Result<(u64, u64)> {
+    let (a, b) = text.split_once("..").with_context(|| {
+        format!(
+            "--window {:?}: expected START..END, like 10s..70s",
+            escape(text)
+        )
+    })?;
+    let start = analyzer_core::job::parse_duration(a).context("--window")?;
+    let end = analyzer_core::job::parse_duration(b).context("--window")?;
+    if end <= start {
+        bail!(
+            "--window {:?}: the end must be after the start",
+            escape(text)
+        );
+    }
+    Ok((start, end))
+}
+
+/// The request the flags describe.
+pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
+    let spec_json = match &args.array {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", input::shown(path)))?,
+        ),
+        None => None,
+    };
+    let layout = if spec_json.is_some() {
+        ArrayParams {
+            spec_json,
+            ..ArrayParams::default()
+        }
     } else {
-        let level_name = args
+        let level = args
             .layout
-            .as_deref()
+            .clone()
             .context("give --layout LEVEL (or --array FILE)")?;
-        let level = StandardLevel::from_name(level_name).with_context(|| {
-            let names: Vec<&str> = StandardLevel::ALL.iter().map(|l| l.name()).collect();
-            format!(
-                "unknown --layout {level_name:?} (expected one of {})",
-                names.join(", ")
-            )
-        })?;
         let disks = args.disks.context("give --disks N")?;
-        let preset = args
+        let disk = args
             .disk
-            .as_deref()
+            .clone()
             .context("give --disk PRESET (sata-7k2, sas-10k, sas-15k, sata-ssd, nvme)")?;
-        let device = device_with_overrides(preset, None)?;
-        let mut layout = level.build(disks, args.chunk, args.groups)?;
-        fail_disks(&mut layout, &args.failed)?;
-        ArrayConfig::new(
-            vec![device; disks as usize],
-            layout,
-            ControllerModel::software(),
-        )?
-    };
-    if let Some(c) = args.controller_cache {
-        let keep = cfg.controller.clone();
-        cfg.controller = ControllerModel {
-            rebuild_bytes_per_sec: keep.rebuild_bytes_per_sec,
-            ..ControllerModel::hardware(c)
-        };
-    }
-    if let Some(r) = args.read_ahead {
-        cfg.controller.read_ahead_bytes = r;
-    }
-    if args.max_iops.is_some() {
-        cfg.controller.max_iops = args.max_iops;
-    }
-    if let Some(m) = args.max_mbps {
-        cfg.controller.max_bytes_per_sec = Some(m * 1e6);
-    }
-    if args.parity_rate.is_some() {
-        cfg.controller.parity_chunks_per_sec = args.parity_rate;
-    }
-    if args.cache_size.is_some() && cfg.cache.is_none() {
-        let device: DeviceModel = device_with_overrides(&args.cache_disk, None)?;
-        let n = args.cache_disks.max(1);
-        let level = if n == 2 {
-            StandardLevel::Raid1
-        } else {
-            StandardLevel::Raid0
-        };
-        let layout = level.build(n, 65536, None)?;
-        cfg = cfg.with_cache(CacheDevices {
-            devices: vec![device; n as usize],
-            layout,
-        })?;
-    }
-    Ok(cfg)
-}
-
-/// Marks disks failed in the node that holds them directly (the mirror or parity group of a
-/// nested level).
-fn fail_disks(layout: &mut Node, disks: &[usize]) -> anyhow::Result<()> {
-    fn mark(node: &mut Node, disk: u32) -> bool {
-        if let Some(i) = node
-            .members
-            .iter()
-            .position(|m| matches!(m, Member::Disk(d) if *d == disk))
-        {
-            if !node.failed.contains(&i) {
-                node.failed.push(i);
-            }
-            return true;
+        ArrayParams {
+            level,
+            disks,
+            disk,
+            chunk_bytes: args.chunk,
+            controller_cache: false,
+            groups: args.groups,
+            failed: args.failed.clone(),
+            controller: ControllerSettings::default(),
+            spec_json: None,
         }
-        node.members.iter_mut().any(|m| match m {
-            Member::Node(child) => mark(child, disk),
-            Member::Disk(_) => false,
-        })
-    }
-    for &d in disks {
-        let disk = u32::try_from(d).ok().filter(|&d| mark(layout, d));
-        if disk.is_none() {
-            bail!("--failed {d}: no such disk");
-        }
-    }
-    Ok(())
-}
-
-/// The cache simulator's configuration and a description for the assumptions.
-fn cache_config(args: &Args) -> anyhow::Result<Option<(SimConfig, String)>> {
-    let Some(size) = args.cache_size else {
-        return Ok(None);
     };
-    let (mut cfg, mut desc) = match &args.preset {
-        Some(name) => {
-            let p = Preset::from_name(name).with_context(|| {
-                let names: Vec<&str> = Preset::ALL.iter().map(|p| p.name).collect();
-                format!(
-                    "unknown cache --preset {name:?} (expected one of {})",
-                    names.join(", ")
-                )
-            })?;
-            let line = args.cache_line.unwrap_or(p.line_bytes);
-            (
-                SimConfig {
-                    line_bytes: line,
-                    ..p.config(size / line.max(1))
-                },
-                format!("{} ({})", p.name, p.title),
+    let layout = ArrayParams {
+        controller: ControllerSettings {
+            cache_bytes: args.controller_cache,
+            read_ahead_bytes: args.read_ahead,
+            max_iops: args.max_iops,
+            max_bytes_per_sec: args.max_mbps.map(|m| m * 1e6),
+            parity_chunks_per_sec: args.parity_rate,
+        },
+        ..layout
+    };
+    let cache = match &args.cache_size {
+        Some(size) => Some(
+            CacheParams::choose(
+                args.preset.as_deref(),
+                args.policy.as_deref(),
+                args.cache_line,
+                args.mode.as_deref(),
+                args.admission.as_deref(),
+                CacheSize::parse(size).context("--cache-size")?,
             )
-        }
+            .context("cache")?,
+        ),
+        None => None,
+    };
+    if args.qd == Some(0) {
+        bail!("--qd 0: a closed-loop replay keeps at least 1 I/O outstanding");
+    }
+    let profile = match &args.profile {
+        Some(name) => Some(ProfileParams {
+            name: name.clone(),
+            span_bytes: args.span,
+            io_size_bytes: args.io_size,
+            read_percent: args.read_pct,
+            requests: args.requests,
+            seed: args.seed,
+        }),
         None => {
-            let line = args.cache_line.unwrap_or(64 << 10);
-            (
-                SimConfig::new(PolicyKind::Lru, size / line.max(1), line),
-                "no preset".to_string(),
-            )
+            if args.inputs.is_empty() {
+                bail!("give trace files (IN...) or --profile NAME");
+            }
+            None
         }
     };
-    if let Some(p) = &args.policy {
-        cfg.policy =
-            PolicyKind::from_name(p).with_context(|| format!("unknown cache --policy {p:?}"))?;
-    }
-    if cfg.policy.needs_future() {
-        bail!("--policy {} needs the whole future of the trace; predict streams it, pick an online policy", cfg.policy.name());
-    }
-    if let Some(m) = &args.mode {
-        cfg.mode = WriteMode::from_name(m)
-            .with_context(|| format!("unknown cache --mode {m:?} (expected ro, wt, wa or wb)"))?;
-    }
-    cfg.validate().map_err(|e| anyhow::anyhow!("cache: {e}"))?;
-    desc = format!(
-        "{desc}: {} over {} lines of {}, {}, admission {}",
-        cfg.policy.name(),
-        count(cfg.capacity_lines),
-        bytes(cfg.line_bytes),
-        cfg.mode.name(),
-        cfg.admission.label()
-    );
-    Ok(Some((cfg, desc)))
-}
-
-fn cache_tier(args: &Args) -> anyhow::Result<Option<Box<dyn CacheTier>>> {
-    match cache_config(args)? {
-        Some((cfg, desc)) => Ok(Some(Box::new(
-            SimulatorTier::new(&cfg, desc).map_err(|e| anyhow::anyhow!("cache: {e}"))?,
-        ))),
-        None => Ok(None),
-    }
+    Ok(PredictRequest {
+        speed: args.replay.then_some(args.speed),
+        cache_devices: CacheDevicesParams {
+            disk: args.cache_disk.clone(),
+            count: args.cache_disks,
+        },
+        profile,
+        ..PredictRequest::new(vec![layout], cache, args.qd.unwrap_or(1))
+            .with_curve(args.curve)
+            .with_window(args.window.as_deref().map(parse_window).transpose()?)
+    })
 }
 
 fn input_args(args: &Args) -> InputArgs {
@@ -307,201 +266,19 @@ fn input_args(args: &Args) -> InputArgs {
     }
 }
 
-fn replay(
-    args: &Args,
-    cfg: &ArrayConfig,
-    mode: ReplayMode,
-    with_cache: bool,
-) -> anyhow::Result<(RunResult, u64)> {
-    let mut cache = if with_cache { cache_tier(args)? } else { None };
-    let mut r = TraceReplay::new(
-        cfg,
-        mode,
-        cache.as_mut().map(|c| &mut **c as &mut dyn CacheTier),
-    );
-    let read = input::read_events(&input_args(args), |e| r.observe(e))?;
-    if with_cache {
-        input::warn_diagnostics(&read);
+/// Runs the job over the trace (or the profile) and returns its result.
+pub fn predict(args: &Args) -> anyhow::Result<PredictResult> {
+    let job = Predict::new(request(args)?)?;
+    if job.passes() == 0 {
+        return Ok(job.finish()?);
     }
-    let (seen, _) = r.counts();
-    Ok((r.finish(), seen))
+    let (result, read) = input::run_job(&input_args(args), job)?;
+    input::warn_diagnostics(&read);
+    Ok(result)
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let cfg = config(args)?;
-    let capacity = cfg.capacity_bytes();
-    let mut assumptions = cfg.assumptions();
-    let depths: Vec<u32> = [1u32, 2, 4, 8, 16, 32, 64, 128, 256].into_iter().collect();
-    let (without, with, curve, workload) = if let Some(name) = &args.profile {
-        let kind = ProfileKind::from_name(name).with_context(|| {
-            let names: Vec<&str> = ProfileKind::ALL.iter().map(|p| p.name()).collect();
-            format!(
-                "unknown --profile {name:?} (expected one of {})",
-                names.join(", ")
-            )
-        })?;
-        let mut spec: AccessSpec = kind.spec();
-        if let Some(s) = args.io_size {
-            if s == 0 || s > (1 << 30) || s % 512 != 0 {
-                bail!("--io-size must be a multiple of 512 bytes up to 1 GiB");
-            }
-            spec.len_bytes = s as u32;
-            spec.align_bytes = s;
-        }
-        if let Some(p) = args.read_pct {
-            if !(0.0..=100.0).contains(&p) {
-                bail!("--read-pct must be between 0 and 100");
-            }
-            spec.read_fraction = p / 100.0;
-        }
-        let span = args.span.unwrap_or(capacity).min(capacity);
-        let qd = args.qd.unwrap_or(1);
-        let warm = match cache_config(args)? {
-            Some((c, _)) => cache_warmup_requests(
-                span,
-                c.capacity_lines * c.line_bytes,
-                c.line_bytes,
-                spec.len_bytes,
-            )
-            .saturating_mul(SimulatorTier::warmup_factor(&c))
-            .min(50_000_000),
-            None => 0,
-        };
-        let w = Synthetic {
-            spec,
-            span_bytes: span,
-            outstanding: qd,
-            requests: args.requests.max(100),
-            seed: args.seed,
-            cache_warmup_requests: warm,
-        };
-        let without = run_synthetic(&cfg, &w, None);
-        let with = match cache_tier(args)? {
-            Some(mut c) => {
-                assumptions.push(format!(
-                    "cache tier: {}, warmed with {} requests of the same profile before measuring",
-                    c.describe(),
-                    count(warm)
-                ));
-                Some(run_synthetic(&cfg, &w, Some(&mut *c)))
-            }
-            None => None,
-        };
-        let curve = if args.curve {
-            sweep_depths(
-                &cfg,
-                &Synthetic {
-                    requests: w.requests.min(50_000),
-                    ..w
-                },
-                &depths,
-                || None,
-            )
-        } else {
-            Vec::new()
-        };
-        let workload = format!(
-            "{} ({} KiB, {:.0}% read, {}) over {}, {} outstanding I/O{}, {} requests, seed {}",
-            kind.name(),
-            spec.len_bytes / 1024,
-            spec.read_fraction * 100.0,
-            if spec.sequential {
-                "sequential"
-            } else {
-                "random"
-            },
-            bytes(span),
-            qd,
-            if qd == 1 { "" } else { "s" },
-            count(w.requests),
-            args.seed
-        );
-        (without, with, curve, workload)
-    } else {
-        if args.inputs.is_empty() {
-            bail!("give trace files (IN...) or --profile NAME");
-        }
-        let mode = if args.replay {
-            ReplayMode::Open { speed: args.speed }
-        } else {
-            ReplayMode::Closed {
-                outstanding: args.qd.unwrap_or(1),
-            }
-        };
-        let (without, seen) = replay(args, &cfg, mode, false)?;
-        let with = if args.cache_size.is_some() {
-            if let Some(c) = cache_tier(args)? {
-                assumptions.push(format!("cache tier: {}, starting cold", c.describe()));
-            }
-            Some(replay(args, &cfg, mode, true)?.0)
-        } else {
-            None
-        };
-        assumptions.push("trace offsets beyond the array's capacity wrap around it; discards and flushes are not replayed".into());
-        let curve = if args.curve {
-            match mode {
-                ReplayMode::Open { speed } => {
-                    let mut pts = Vec::new();
-                    for f in [0.5, 1.0, 2.0, 4.0, 8.0] {
-                        let (r, _) =
-                            replay(args, &cfg, ReplayMode::Open { speed: speed * f }, false)?;
-                        pts.push(CurvePoint {
-                            load: speed * f,
-                            iops: r.iops,
-                            mean_latency_nanos: r.latency.mean_nanos,
-                            p99_latency_nanos: r.latency.p99_nanos,
-                        });
-                    }
-                    pts
-                }
-                ReplayMode::Closed { .. } => {
-                    let mut pts = Vec::new();
-                    for &qd in &depths {
-                        let (r, _) =
-                            replay(args, &cfg, ReplayMode::Closed { outstanding: qd }, false)?;
-                        pts.push(CurvePoint {
-                            load: f64::from(qd),
-                            iops: r.iops,
-                            mean_latency_nanos: r.latency.mean_nanos,
-                            p99_latency_nanos: r.latency.p99_nanos,
-                        });
-                    }
-                    pts
-                }
-            }
-        } else {
-            Vec::new()
-        };
-        let workload = match mode {
-            ReplayMode::Open { speed } => format!(
-                "trace replay at its timestamps, speed ×{speed}, {} requests",
-                count(seen)
-            ),
-            ReplayMode::Closed { outstanding } => format!(
-                "trace replay in closed loop, {outstanding} outstanding I/Os, {} requests",
-                count(seen)
-            ),
-        };
-        (without, with, curve, workload)
-    };
-    let busiest = without
-        .disks
-        .iter()
-        .filter(|d| d.tier == "array")
-        .map(|d| d.utilisation)
-        .fold(0.0, f64::max);
-    let speedup = with.as_ref().map(|w| w.iops / without.iops.max(1e-9));
-    let prediction = Prediction {
-        array: cfg.describe(),
-        capacity_bytes: capacity,
-        workload,
-        rebuild_secs: cfg.rebuild_estimate_secs(busiest),
-        without_cache: without,
-        with_cache: with,
-        speedup,
-        curve,
-        assumptions,
-    };
+    let prediction = predict(args)?;
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &prediction)?;
@@ -512,24 +289,20 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn lat(n: f64) -> String {
-    duration(n.round() as u64)
-}
-
 fn print_run(out: &mut impl Write, label: &str, r: &RunResult) -> std::io::Result<()> {
     writeln!(
         out,
-        "{label:<12} {} IOPS (read {}, write {}), {:.1} MB/s",
-        count(r.iops.round() as u64),
-        count(r.read_iops.round() as u64),
-        count(r.write_iops.round() as u64),
-        r.bytes_per_sec / 1e6
+        "{label:<12} {} IOPS (read {}, write {}), {}",
+        per_sec(r.iops),
+        per_sec(r.read_iops),
+        per_sec(r.write_iops),
+        bytes_per_sec(r.bytes_per_sec)
     )?;
     writeln!(
         out,
         "{:<12} latency mean {}, p50 {}, p95 {}, p99 {}",
         "",
-        lat(r.latency.mean_nanos),
+        duration_f64(r.latency.mean_nanos),
         duration(r.latency.p50_nanos),
         duration(r.latency.p95_nanos),
         duration(r.latency.p99_nanos)
@@ -572,43 +345,61 @@ fn print_run(out: &mut impl Write, label: &str, r: &RunResult) -> std::io::Resul
     Ok(())
 }
 
-pub fn print_text(out: &mut impl Write, p: &Prediction) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "array        {}, {} usable",
-        p.array,
-        bytes(p.capacity_bytes)
-    )?;
-    writeln!(out, "workload     {}", p.workload)?;
-    print_run(out, "no cache", &p.without_cache)?;
-    if let Some(w) = &p.with_cache {
-        print_run(out, "with cache", w)?;
-        if let Some(s) = p.speedup {
-            writeln!(out, "speed-up     {s:.2}× IOPS")?;
+/// The curve's load column: a depth, or a speed factor.
+fn load_label(load: f64, open: bool) -> String {
+    if open {
+        format!("×{load}")
+    } else {
+        format!("{load}")
+    }
+}
+
+pub fn print_text(out: &mut impl Write, p: &PredictResult) -> std::io::Result<()> {
+    let open = p.request.speed.is_some();
+    for c in &p.configs {
+        writeln!(
+            out,
+            "array        {}, {} usable",
+            c.description,
+            bytes(c.capacity_bytes)
+        )?;
+        writeln!(out, "workload     {}", p.workload)?;
+        print_run(out, "no cache", &c.without_cache)?;
+        if let Some(w) = &c.with_cache {
+            print_run(out, "with cache", w)?;
+            if let Some(s) = c.speedup {
+                writeln!(out, "speed-up     {s:.2}× IOPS")?;
+            }
         }
-    }
-    if let Some(secs) = p.rebuild_secs {
-        writeln!(
-            out,
-            "rebuild      about {} for one member at this load",
-            duration((secs * 1e9) as u64)
-        )?;
-    }
-    if !p.curve.is_empty() {
-        writeln!(
-            out,
-            "curve        {:>8} {:>10} {:>10} {:>10}",
-            "load", "IOPS", "mean", "p99"
-        )?;
-        for c in &p.curve {
+        if let Some(secs) = c.rebuild_secs {
             writeln!(
                 out,
-                "             {:>8} {:>10} {:>10} {:>10}",
-                c.load,
-                count(c.iops.round() as u64),
-                lat(c.mean_latency_nanos),
-                duration(c.p99_latency_nanos)
+                "rebuild      about {} for one member at this load",
+                duration_f64(secs * 1e9)
             )?;
+        }
+        for (label, curve) in [("curve", &c.curve), ("with cache", &c.curve_with_cache)] {
+            if curve.is_empty() {
+                continue;
+            }
+            writeln!(
+                out,
+                "{label:<12} {:>8} {:>10} {:>10} {:>10}",
+                if open { "speed" } else { "depth" },
+                "IOPS",
+                "mean",
+                "p99"
+            )?;
+            for pt in curve.iter() {
+                writeln!(
+                    out,
+                    "             {:>8} {:>10} {:>10} {:>10}",
+                    load_label(pt.load, open),
+                    per_sec(pt.iops),
+                    duration_f64(pt.mean_latency_nanos),
+                    duration(pt.p99_latency_nanos)
+                )?;
+            }
         }
     }
     writeln!(out, "assumptions")?;

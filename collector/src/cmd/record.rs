@@ -81,6 +81,25 @@ pub fn default_buffer_kb(cpus: u64) -> u64 {
     (65_536 / cpus.max(1)).clamp(1024, 4096)
 }
 
+/// Refuses limits that would record nothing: `-t 0s` stops before the first read, and
+/// `--max-size` below one chunk's worth stops as soon as the file header is written.
+fn check_limits(args: &Args) -> anyhow::Result<()> {
+    if args.duration_nanos == Some(0) {
+        bail!("-t/--duration 0s would stop before recording anything: give a positive duration like 30s, or leave it out to record until Ctrl-C");
+    }
+    if let Some(m) = args.max_size_bytes.filter(|&m| m < MIN_MAX_SIZE_BYTES) {
+        bail!(
+            "--max-size {m} bytes is smaller than the file's own header ({MIN_MAX_SIZE_BYTES} \
+             bytes at least), so nothing would be recorded: give a size like 500MiB"
+        );
+    }
+    Ok(())
+}
+
+/// The smallest `--max-size` accepted: room for the file header, the header chunk and a chunk
+/// of a few events.
+const MIN_MAX_SIZE_BYTES: u64 = 4096;
+
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
@@ -88,6 +107,7 @@ fn hostname() -> String {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
+    check_limits(args)?;
     let sampling = match args.sample_rate {
         Some(r) => sampling_for(r)?,
         None => None,
@@ -95,9 +115,28 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if sys::effective_uid() != 0 {
         bail!("blocksight record needs root to read the kernel's trace buffers: run it as root or with sudo");
     }
-    let mut traced = Vec::new();
+    let mut traced: Vec<device::TracedDevice> = Vec::new();
     for spec in &args.devices {
-        traced.push(device::resolve(spec, std::path::Path::new("/sys"))?);
+        let d = device::resolve(spec, std::path::Path::new("/sys"))?;
+        if d.size_sectors == 0 {
+            bail!(
+                "{spec} ({}) has size 0: nothing can be read from or written to it (an unbound \
+                 loop device? attach a file with `losetup`), so there is nothing to record",
+                d.name
+            );
+        }
+        // `-d sda -d /dev/sda` names one device twice: record it once.
+        if traced
+            .iter()
+            .any(|t| (t.major, t.minor) == (d.major, d.minor))
+        {
+            eprintln!(
+                "blocksight: {spec} ({}) is named more than once; recording it once",
+                d.name
+            );
+            continue;
+        }
+        traced.push(d);
     }
     let map = DeviceMap::new(traced.clone());
 

@@ -18,12 +18,12 @@ use std::path::{Path, PathBuf};
 
 use analyzer_core::analysis::{Analysis, AnalysisConfig};
 use analyzer_core::compress::Codec;
-use analyzer_core::report::{self, Bundle, Page, TraceCopy};
+use analyzer_core::report::{self, Bundle, CopyKind, EmbeddedCopy, Page, SampledCopy, TraceCopy};
 use analyzer_core::stat::Stat;
 use anyhow::{bail, Context};
 
 use crate::input::{self, InputArgs};
-use crate::output::{bytes, count};
+use analyzer_core::units::bytes;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -55,22 +55,26 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let stat = stat.finish(&read.header, &read.diagnostics);
     let analysis = analysis.finish(&read.header, &read.diagnostics);
 
-    let mut sample_rate = None;
     let trace = if args.embed_events == 0 {
         None
     } else if copy.complete() {
-        Some(copy.finish(&read.header))
+        let events = copy.events();
+        Some(EmbeddedCopy {
+            bytes: copy.finish(&read.header),
+            events,
+            kind: CopyKind::Whole,
+        })
     } else {
         // Too many events: a second pass keeps the requests whose first block hashes below a
-        // threshold, so every block is either fully in the copy or not at all.
-        let threshold = report::sample_threshold(args.embed_events, stat.events);
-        let mut sampled = TraceCopy::new(u64::MAX, threshold);
+        // threshold, so every block is either fully in the copy or not at all (or the first
+        // events, when the sample keeps none).
+        let mut sampled = SampledCopy::new(args.embed_events, stat.events);
         let mut quiet = args.input.clone();
         quiet.quiet = true;
         input::read_events(&quiet, |e| sampled.push(e))?;
-        sample_rate = sampled.sample_rate();
         Some(sampled.finish(&read.header))
     };
+    let sample_rate = trace.as_ref().and_then(EmbeddedCopy::sample_rate);
 
     let file_name = display_name(&args.input.inputs);
     let file_bytes: u64 = args
@@ -109,28 +113,22 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let html = report::render(&Page {
         bundle: &bundle,
         results_json: &results,
-        trace: trace.as_deref(),
+        trace: trace.as_ref().map(|t| &t.bytes[..]),
         name: &file_name,
         url_hash: None,
     });
     let mut out = std::fs::File::create(&args.output)
-        .with_context(|| format!("cannot create {}", args.output.display()))?;
+        .with_context(|| format!("cannot create {}", crate::input::shown(&args.output)))?;
     out.write_all(html.as_bytes())
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
+        .with_context(|| format!("cannot write {}", crate::input::shown(&args.output)))?;
     if !args.input.quiet {
-        let embedded = match (&trace, sample_rate) {
-            (None, _) => "no trace copy".to_owned(),
-            (Some(t), None) => format!("the whole trace ({})", bytes(t.len() as u64)),
-            (Some(t), Some(r)) => format!(
-                "a {:.2}% spatial sample of the trace ({}, about {} events)",
-                r * 100.0,
-                bytes(t.len() as u64),
-                count((stat.events as f64 * r) as u64)
-            ),
+        let embedded = match &trace {
+            None => "no trace copy".to_owned(),
+            Some(t) => t.describe(&bytes(t.bytes.len() as u64)),
         };
         eprintln!(
             "blocksight: wrote {} ({}; embeds {embedded})",
-            args.output.display(),
+            crate::input::shown(&args.output),
             bytes(html.len() as u64)
         );
     }

@@ -5,19 +5,21 @@
 //! Safety: it listens on loopback only; request paths are matched against the bundle's file
 //! names (no path is ever joined from the request, so `..` cannot escape); requests whose `Host`
 //! is not this loopback address are refused (DNS rebinding); responses carry a
-//! Content-Security-Policy that limits the page to its own origin.
+//! Content-Security-Policy that limits the page to its own origin. The request head is parsed by
+//! `analyzer_core::http` (bounded, fuzzed): it must arrive whole within `--header-timeout`
+//! seconds (slow-drip clients are dropped), and a head over 16 KiB is answered with 431.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use analyzer_core::http::{HeadError, HeadReader, RequestHead};
 
 use anyhow::Context;
 
 use super::report::web_dir;
-
-/// Requests' header block larger than this is refused.
-const MAX_HEADER_BYTES: usize = 16 * 1024;
 
 const CSP: &str = "default-src 'self'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval' blob:; \
                    worker-src 'self' blob:; connect-src 'self'; style-src 'self' 'unsafe-inline'; \
@@ -31,6 +33,9 @@ pub struct Args {
     /// TCP port on 127.0.0.1 (0 picks a free one).
     #[arg(long, short = 'p', default_value_t = 8417)]
     pub port: u16,
+    /// Seconds a client has to send its whole request head; slower clients are dropped.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
 }
 
 struct Site {
@@ -86,9 +91,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
         let site = site.clone();
+        let deadline = Duration::from_secs(args.header_timeout);
         std::thread::spawn(move || {
             // A client that goes away mid-response is not our error.
-            let _ = handle(stream, &site);
+            let _ = handle(stream, &site, deadline);
         });
     }
     Ok(())
@@ -119,49 +125,26 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-fn handle(stream: TcpStream, site: &Site) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut out = stream;
-    let mut head = Vec::new();
-    // Read the request line and headers, bounded.
-    loop {
-        let mut line = Vec::new();
-        let n = (&mut reader)
-            .take(MAX_HEADER_BYTES as u64)
-            .read_until(b'\n', &mut line)?;
-        if n == 0 {
-            return Ok(());
+fn handle(stream: TcpStream, site: &Site, header_deadline: Duration) -> std::io::Result<()> {
+    let mut out = stream.try_clone()?;
+    let head = match read_head(&stream, header_deadline)? {
+        Some(Ok(head)) => head,
+        Some(Err(e)) => {
+            let (status, reason) = e.status();
+            respond(&mut out, status, reason, Some(&e.to_string()))?;
+            return linger(&stream);
         }
-        head.extend_from_slice(&line);
-        if line == b"\r\n" || line == b"\n" {
-            break;
-        }
-        if head.len() > MAX_HEADER_BYTES {
-            return respond(&mut out, 431, "Request Header Fields Too Large", None);
-        }
-    }
-    let head = String::from_utf8_lossy(&head);
-    let mut lines = head.lines();
-    let request = lines.next().unwrap_or_default();
-    let mut parts = request.split_whitespace();
-    let (method, target) = (
-        parts.next().unwrap_or_default(),
-        parts.next().unwrap_or_default(),
-    );
-    let host = lines
-        .filter_map(|l| l.split_once(':'))
-        .find(|(k, _)| k.trim().eq_ignore_ascii_case("host"))
-        .map(|(_, v)| v.trim().to_owned())
-        .unwrap_or_default();
+        // The client went away, or sent nothing complete in time.
+        None => return Ok(()),
+    };
+    let host = head.host.as_deref().unwrap_or_default();
     if host != site.host && host != site.host.replace("127.0.0.1", "localhost") {
         return respond(&mut out, 421, "Misdirected Request", None);
     }
-    if method != "GET" && method != "HEAD" {
+    if head.method != "GET" && head.method != "HEAD" {
         return respond(&mut out, 405, "Method Not Allowed", None);
     }
-    let path = target.split(['?', '#']).next().unwrap_or("/");
-    let path = if path == "/" { "/index.html" } else { path };
+    let path = head.path();
     let file = site
         .files
         .iter()
@@ -169,9 +152,65 @@ fn handle(stream: TcpStream, site: &Site) -> std::io::Result<()> {
         .find(|(p, _)| p == path)
         .map(|(_, f)| f.clone());
     match file {
-        Some(f) => send_file(&mut out, &f, method == "HEAD"),
+        Some(f) => send_file(&mut out, &f, head.method == "HEAD"),
         None => respond(&mut out, 404, "Not Found", None),
     }
+}
+
+/// Reads the request head, all of it within `deadline` of the connection's start (a client
+/// that sends one byte a second is dropped when the deadline passes, not kept forever).
+/// `None` when the client closed the connection or the deadline passed first.
+fn read_head(
+    mut stream: &TcpStream,
+    deadline: Duration,
+) -> std::io::Result<Option<Result<RequestHead, HeadError>>> {
+    let until = Instant::now() + deadline;
+    let mut reader = HeadReader::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        stream.set_read_timeout(Some(left))?;
+        let n = match stream.read(&mut buf) {
+            Ok(0) => return Ok(None),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+        };
+        match reader.push(&buf[..n]) {
+            Ok(None) => {}
+            Ok(Some(head)) => return Ok(Some(Ok(head))),
+            Err(e) => return Ok(Some(Err(e))),
+        }
+    }
+}
+
+/// After answering a refused request whose bytes are still arriving: closes our side, then
+/// reads and discards (briefly, boundedly) what the client still sends. Closing a socket with
+/// unread input makes the kernel reset the connection, and the client would see the reset
+/// instead of the 431.
+fn linger(mut stream: &TcpStream) -> std::io::Result<()> {
+    stream.shutdown(Shutdown::Write)?;
+    stream.set_read_timeout(Some(Duration::from_secs(1)))?;
+    let mut buf = [0u8; 4096];
+    let mut drained = 0usize;
+    while drained < (1 << 20) {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => drained += n,
+        }
+    }
+    Ok(())
 }
 
 fn respond(

@@ -3,27 +3,27 @@
 
 use std::io::Write;
 
-use analyzer_core::cache::admission::Admission;
 use analyzer_core::cache::sim::Summary;
-use analyzer_core::cache::{
-    CacheChoice, NextUseBuilder, PolicyKind, Preset, SimConfig, SimResult, Simulator, WriteMode,
-};
-use analyzer_core::hash::{block_key, IntSet};
-use analyzer_core::Op;
+use analyzer_core::cache::{Preset, WriteMode};
+use analyzer_core::job::simulate::{SimRun, Simulate, SimulateRequest, SimulateResult};
+use analyzer_core::job::{parse_duration, CacheParams, CacheSize, Job};
+use analyzer_core::units::{bytes, count, duration, parse_size, percent, plural};
+use analyzer_core::IoEvent;
 use anyhow::{bail, Context};
 
 use crate::input::{self, InputArgs};
-use crate::output::{bytes, count, duration, parse_duration, parse_size};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
     pub input: InputArgs,
     /// Eviction policy: lru, fifo, clock, lfu, slru, 2q, arc, lirs, sieve, s3fifo, belady
-    /// (default lru, or the preset's).
+    /// (default lru, or the preset's). A comma-separated list simulates each (a grid with
+    /// several sizes), all from one read of the trace.
     #[arg(long, value_name = "P")]
     pub policy: Option<String>,
-    /// Cache size: a size (200GiB, 512M) or a percentage of the trace's footprint in lines (10%).
+    /// Cache size: a size (200GiB, 512M) or a percentage of the trace's footprint in lines (10%);
+    /// a comma-separated list simulates each (`1%,5%,10%,20%`).
     #[arg(long = "cache-size", value_name = "SIZE|PCT%")]
     pub cache_size: String,
     /// Cache line size, a power of two from 4KiB to 1MiB (default 4KiB, or the preset's).
@@ -47,219 +47,177 @@ pub struct Args {
     /// Number of time bins for the hits-and-fills-over-time series in --json.
     #[arg(long = "time-bins", value_name = "N", default_value_t = 100)]
     pub time_bins: usize,
-    /// Print the result as JSON (fields documented in docs/cache.md).
+    /// Only the requests from START to END after the trace's first request (`10s..70s`).
+    #[arg(long, value_name = "START..END")]
+    pub window: Option<String>,
+    /// Print the result as JSON (the job's result, as the web app gets it; docs/cache.md).
     #[arg(long)]
     pub json: bool,
 }
 
-enum CacheSize {
-    Bytes(u64),
-    FootprintPercent(f64),
-}
-
-fn parse_cache_size(text: &str) -> anyhow::Result<CacheSize> {
-    let t = text.trim();
-    if let Some(p) = t.strip_suffix('%') {
-        let pct: f64 = p
-            .trim()
-            .parse()
-            .with_context(|| format!("--cache-size {text:?}: not a percentage like 10%"))?;
-        if !(pct > 0.0 && pct <= 100.0) {
-            bail!("--cache-size {text:?}: the percentage must be above 0 and at most 100");
-        }
-        return Ok(CacheSize::FootprintPercent(pct));
-    }
-    Ok(CacheSize::Bytes(
-        parse_size(t)
-            .map_err(anyhow::Error::msg)
-            .context("--cache-size")?,
-    ))
-}
-
-fn parse_admission(text: &str) -> anyhow::Result<Admission> {
-    Admission::parse(text).map_err(|e| anyhow::anyhow!("--admission {e}"))
-}
-
-/// Builds the configuration from the preset (if any) and the explicit flags, through
-/// [`CacheChoice`], the engine's one rule for "preset first, flags override" (the web app's
-/// Cache view uses it too). The capacity is set later, from `--cache-size`.
-fn base_config(args: &Args) -> anyhow::Result<(SimConfig, Option<Preset>)> {
-    let preset = match &args.preset {
-        Some(name) => Some(Preset::from_name(name).with_context(|| {
-            let names: Vec<&str> = Preset::ALL.iter().map(|p| p.name).collect();
-            format!(
-                "unknown preset {name:?}; expected one of: {}",
-                names.join(", ")
-            )
-        })?),
-        None => None,
+/// The request the flags describe.
+pub fn request(args: &Args) -> anyhow::Result<SimulateRequest> {
+    let sizes = CacheSize::parse_list(&args.cache_size).context("--cache-size")?;
+    let policies: Vec<String> = match &args.policy {
+        Some(p) => p
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect(),
+        None => Vec::new(),
     };
-    let mut choice = CacheChoice {
-        preset,
-        ..CacheChoice::default()
-    };
-    if let Some(p) = &args.policy {
-        choice.policy = Some(PolicyKind::from_name(p).with_context(|| {
-            let names: Vec<&str> = PolicyKind::ALL.iter().map(|k| k.name()).collect();
-            format!(
-                "unknown policy {p:?}; expected one of: {}",
-                names.join(", ")
-            )
-        })?);
-    }
-    if let Some(s) = &args.line_size {
-        choice.line_bytes = Some(
+    let line = match &args.line_size {
+        Some(s) => Some(
             parse_size(s)
                 .map_err(anyhow::Error::msg)
                 .context("--line-size")?,
-        );
-    }
-    if let Some(m) = &args.mode {
-        choice.mode = Some(
-            WriteMode::from_name(m)
-                .with_context(|| format!("--mode {m:?}: expected ro, wt, wa or wb"))?,
-        );
-    }
-    if let Some(a) = &args.admission {
-        choice.admission = Some(parse_admission(a)?);
-    }
-    let mut config = choice.config(1);
-    if let Some(w) = &args.warmup {
-        config.warmup_nanos = parse_duration(w)
-            .map_err(anyhow::Error::msg)
-            .context("--warmup")?;
-    }
-    config.time_bins = args.time_bins;
-    Ok((config, preset))
+        ),
+        None => None,
+    };
+    let cache = CacheParams::choose(
+        args.preset.as_deref(),
+        policies.first().map(String::as_str),
+        line,
+        args.mode.as_deref(),
+        args.admission.as_deref(),
+        sizes[0],
+    )?;
+    let warmup_nanos = match &args.warmup {
+        Some(w) => parse_duration(w).context("--warmup")?,
+        None => 0,
+    };
+    Ok(SimulateRequest {
+        policies: if policies.len() > 1 {
+            policies
+        } else {
+            Vec::new()
+        },
+        sizes: if sizes.len() > 1 { sizes } else { Vec::new() },
+        warmup_nanos,
+        time_bins: args.time_bins,
+        window_nanos: args
+            .window
+            .as_deref()
+            .map(super::predict::parse_window)
+            .transpose()?,
+        ..SimulateRequest::new(cache)
+    })
 }
 
-/// The JSON document: the result plus what a reader needs to interpret it.
-#[derive(serde::Serialize)]
-struct Report<'a> {
-    preset: Option<&'static str>,
-    footprint_lines: Option<u64>,
-    result: &'a SimResult,
-    assumptions: Vec<String>,
+/// Events decoded per batch handed to the grid's threads.
+const BATCH_EVENTS: usize = 1 << 16;
+
+/// Runs the job: the trace is decoded once per pass and every cell of the grid sees the same
+/// events; with several cells, the cells run on the machine's threads.
+pub fn simulate(args: &Args) -> anyhow::Result<(SimulateResult, input::ReadSummary)> {
+    let mut job = Simulate::new(request(args)?)?;
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let passes = job.passes();
+    let mut quiet = args.input.clone();
+    let mut last = None;
+    for pass in 0..passes {
+        job.begin_pass(pass);
+        let input = if pass == 0 { &args.input } else { &quiet };
+        let read = if pass + 1 == passes && job.cells() > 1 && threads > 1 {
+            run_split(&mut job, input, threads)?
+        } else {
+            input::read_events(input, |e| job.observe(e))?
+        };
+        job.end_pass(&read.header, &read.diagnostics)?;
+        quiet.quiet = true;
+        last = Some(read);
+    }
+    let read = last.context("no pass over the trace")?;
+    Ok((job.finish()?, read))
+}
+
+/// The last pass with the grid's cells spread over `threads` threads, fed the same batches.
+fn run_split(
+    job: &mut Simulate,
+    input: &InputArgs,
+    threads: usize,
+) -> anyhow::Result<input::ReadSummary> {
+    use std::sync::{mpsc, Arc};
+    let parts = job.split(threads);
+    std::thread::scope(|scope| {
+        let mut senders = Vec::new();
+        let mut handles = Vec::new();
+        for part in parts {
+            let (tx, rx) = mpsc::sync_channel::<Arc<Vec<IoEvent>>>(2);
+            senders.push(tx);
+            handles.push(scope.spawn(move || -> anyhow::Result<_> {
+                let mut running = part.start()?;
+                for batch in rx {
+                    running.observe_batch(&batch);
+                }
+                Ok(running.finish())
+            }));
+        }
+        let mut batch = Vec::with_capacity(BATCH_EVENTS);
+        let mut cut = Vec::with_capacity(BATCH_EVENTS);
+        let mut send = |batch: &mut Vec<IoEvent>, job: &mut Simulate| {
+            job.window_batch(batch, &mut cut);
+            batch.clear();
+            let shared = Arc::new(std::mem::take(&mut cut));
+            // A part that failed has hung up; its error comes from its handle.
+            for s in &senders {
+                let _ = s.send(shared.clone());
+            }
+        };
+        let read = input::read_events(input, |e| {
+            batch.push(*e);
+            if batch.len() == BATCH_EVENTS {
+                send(&mut batch, job);
+            }
+        });
+        send(&mut batch, job);
+        drop(senders);
+        let mut finished = Vec::new();
+        for h in handles {
+            match h.join() {
+                Ok(r) => finished.push(r?),
+                Err(_) => bail!("a simulation thread panicked"),
+            }
+        }
+        job.join(finished);
+        read
+    })
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let (mut config, preset) = base_config(args)?;
-    let size = parse_cache_size(&args.cache_size)?;
-    let line_bytes = config.line_bytes;
-    if !line_bytes.is_power_of_two() || !(4096..=1 << 20).contains(&line_bytes) {
-        bail!(
-            "--line-size {}: must be a power of two from 4KiB to 1MiB",
-            bytes(line_bytes)
-        );
-    }
-
-    // First pass when the size is relative to the footprint or the policy needs the future.
-    let needs_footprint = matches!(size, CacheSize::FootprintPercent(_));
-    let mut future = config
-        .policy
-        .needs_future()
-        .then(|| NextUseBuilder::new(line_bytes));
-    let mut footprint_lines = None;
-    if needs_footprint || future.is_some() {
-        let mut lines: IntSet<u64> = IntSet::default();
-        input::read_events(&args.input, |e| {
-            if needs_footprint && matches!(e.op, Op::Read | Op::Write) && e.len_bytes > 0 {
-                for l in e.block_range(line_bytes) {
-                    lines.insert(block_key(e.device, l));
-                }
-            }
-            if let Some(f) = future.as_mut() {
-                f.observe(e);
-            }
-        })?;
-        if needs_footprint {
-            footprint_lines = Some(lines.len() as u64);
-        }
-    }
-    config.capacity_lines = match size {
-        CacheSize::Bytes(b) => {
-            if b < line_bytes {
-                bail!(
-                    "--cache-size {} is smaller than one {} line",
-                    bytes(b),
-                    bytes(line_bytes)
-                );
-            }
-            b / line_bytes
-        }
-        CacheSize::FootprintPercent(pct) => {
-            let f = footprint_lines.unwrap_or(0);
-            if f == 0 {
-                bail!("the trace has no reads or writes, so it has no footprint to take {pct}% of");
-            }
-            ((f as f64 * pct / 100.0).ceil() as u64).max(1)
-        }
-    };
-
-    let mut sim = match future {
-        Some(f) => Simulator::with_future(&config, f.finish()),
-        None => Simulator::new(&config),
-    }
-    .map_err(anyhow::Error::new)?;
-    let read = input::read_events(&args.input, |e| sim.observe(e))?;
+    let (result, read) = simulate(args)?;
     input::warn_diagnostics(&read);
-    let result = sim.finish();
-
-    let assumptions = assumptions(&result, preset);
     let mut out = std::io::stdout().lock();
     if args.json {
-        let report = Report {
-            preset: preset.map(|p| p.name),
-            footprint_lines,
-            result: &result,
-            assumptions,
-        };
-        serde_json::to_writer_pretty(&mut out, &report)?;
+        serde_json::to_writer_pretty(&mut out, &result)?;
         writeln!(out)?;
     } else {
-        print_text(&mut out, &result, preset, footprint_lines, &assumptions)?;
+        for (i, run) in result.runs.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            print_text(&mut out, run, result.footprint_lines)?;
+        }
     }
     Ok(())
-}
-
-fn assumptions(r: &SimResult, preset: Option<Preset>) -> Vec<String> {
-    let c = &r.config;
-    let mut a = vec![
-        format!(
-            "a request touching any byte of a {} line touches the whole line; a request hits only if all its lines hit",
-            bytes(c.line_bytes)
-        ),
-        match c.mode {
-            WriteMode::ReadOnly => "read-only: writes go to the disks and invalidate cached lines".to_string(),
-            WriteMode::WriteThrough => "write-through: every write goes to the disks; write misses allocate lines".to_string(),
-            WriteMode::WriteAround => "write-around: every write goes to the disks; only lines already cached are updated".to_string(),
-            WriteMode::WriteBack => "write-back: writes are absorbed; dirty evictions and the final flush of dirty lines are the disks' writes".to_string(),
-        },
-        "missed lines that are cached are read whole from the disks; discards invalidate; host flushes cost nothing (non-volatile cache)".to_string(),
-    ];
-    if c.policy == PolicyKind::Belady {
-        a.push("Belady knows the future: an upper bound no real cache reaches".to_string());
-    }
-    if let Some(p) = preset {
-        a.push(format!("preset {}: {}", p.name, p.assumptions));
-    }
-    a
 }
 
 /// A row of the text table: label and how to render it from a summary.
 type Row = (&'static str, fn(&Summary) -> String);
 
 fn pct(x: Option<f64>) -> String {
-    x.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
+    percent(x)
 }
 
 fn print_text(
     out: &mut impl Write,
-    r: &SimResult,
-    preset: Option<Preset>,
+    run: &SimRun,
     footprint_lines: Option<u64>,
-    assumptions: &[String],
 ) -> std::io::Result<()> {
+    let r = &run.result;
+    let preset = run.preset.as_deref().and_then(Preset::from_name);
+    let assumptions = &run.assumptions;
     let c = &r.config;
     let mut admission = c.admission.label();
     if let Some(s) = c.sequential_cutoff_bytes {
@@ -270,9 +228,9 @@ fn print_text(
     }
     writeln!(
         out,
-        "cache           {} = {} lines of {}, {}, {}, admission {}",
+        "cache           {} = {} of {}, {}, {}, admission {}",
         bytes(r.capacity_bytes),
-        count(c.capacity_lines),
+        plural(c.capacity_lines, "line", "lines"),
         bytes(c.line_bytes),
         c.policy.name(),
         c.mode.description(),
@@ -281,16 +239,20 @@ fn print_text(
     if let Some(f) = footprint_lines {
         writeln!(
             out,
-            "footprint       {} lines ({}); the cache holds {}",
-            count(f),
+            "footprint       {} ({}); the cache holds {}",
+            plural(f, "line", "lines"),
             bytes(f * c.line_bytes),
             pct(Some(c.capacity_lines as f64 / f.max(1) as f64))
         )?;
     }
     writeln!(
         out,
-        "trace           {} requests over {}; cache full after {}",
-        count(r.whole.counts.read.requests + r.whole.counts.write.requests),
+        "trace           {} over {}; cache full after {}",
+        plural(
+            r.whole.counts.read.requests + r.whole.counts.write.requests,
+            "request",
+            "requests"
+        ),
         duration(r.duration_nanos),
         r.time_to_warm_nanos
             .map_or("never (the trace fits)".into(), duration)
@@ -416,6 +378,13 @@ fn print_text(
             "  {:<26}{:>16}",
             "lines invalidated",
             count(w.invalidations)
+        )?;
+    }
+    if let Some(rate) = run.sampled_rate {
+        writeln!(
+            out,
+            "note: simulated on a {} spatial sample of the lines, counts scaled to the whole trace",
+            percent(Some(rate))
         )?;
     }
     if r.warmup_longer_than_trace {

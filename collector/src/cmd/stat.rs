@@ -2,10 +2,11 @@
 
 use std::io::Write;
 
-use analyzer_core::stat::{Stat, StatSummary};
+use analyzer_core::job::load::{Load, LoadRequest};
+use analyzer_core::stat::StatSummary;
+use analyzer_core::units::{bytes, bytes_per_sec, count, duration, escape, per_sec, percent};
 
 use crate::input::{self, InputArgs};
-use crate::output::{bytes, count, duration};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -17,10 +18,13 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let mut stat = Stat::new();
-    let read = input::read_events(&args.input, |e| stat.observe(e))?;
+    let job = Load::new(LoadRequest {
+        analysis: false,
+        ..LoadRequest::new()
+    })?;
+    let (result, read) = input::run_job(&args.input, job)?;
     input::warn_diagnostics(&read);
-    let summary = stat.finish(&read.header, &read.diagnostics);
+    let summary = result.stat;
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &summary)?;
@@ -31,25 +35,32 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn pct(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        "-".into()
+use analyzer_core::units::pct;
+
+/// Most device names listed in text; the rest are counted.
+pub const LISTED_DEVICES: usize = 8;
+
+/// `sda, sdb and 3 more`: names escaped, the list bounded.
+pub fn device_list(names: &[String]) -> String {
+    if names.is_empty() {
+        return "-".into();
+    }
+    let shown: Vec<String> = names
+        .iter()
+        .take(LISTED_DEVICES)
+        .map(|n| escape(n))
+        .collect();
+    let more = names.len().saturating_sub(LISTED_DEVICES);
+    if more == 0 {
+        shown.join(", ")
     } else {
-        format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+        format!("{} and {more} more", shown.join(", "))
     }
 }
 
 pub fn print_text(out: &mut impl Write, s: &StatSummary) -> std::io::Result<()> {
-    writeln!(out, "format        {}", s.source_format)?;
-    writeln!(
-        out,
-        "devices       {}",
-        if s.devices.is_empty() {
-            "-".into()
-        } else {
-            s.devices.join(", ")
-        }
-    )?;
+    writeln!(out, "format        {}", escape(&s.source_format))?;
+    writeln!(out, "devices       {}", device_list(&s.devices))?;
     writeln!(out, "events        {}", count(s.events))?;
     writeln!(out, "duration      {}", duration(s.duration_nanos))?;
     writeln!(
@@ -98,8 +109,10 @@ pub fn print_text(out: &mut impl Write, s: &StatSummary) -> std::io::Result<()> 
         Some(why) => writeln!(out, "mean rate     {why}")?,
         None => writeln!(
             out,
-            "mean rate     {:.0} IOPS, read {:.1} MiB/s, write {:.1} MiB/s",
-            s.iops, s.read_mib_per_sec, s.write_mib_per_sec
+            "mean rate     {} IOPS, read {}, write {}",
+            per_sec(s.iops),
+            bytes_per_sec(s.read_mib_per_sec * 1048576.0),
+            bytes_per_sec(s.write_mib_per_sec * 1048576.0)
         )?,
     }
     writeln!(
@@ -109,8 +122,8 @@ pub fn print_text(out: &mut impl Write, s: &StatSummary) -> std::io::Result<()> 
     )?;
     writeln!(
         out,
-        "sequential    {:.1}% of reads and writes",
-        s.sequential_fraction * 100.0
+        "sequential    {} of reads and writes",
+        percent(Some(s.sequential_fraction))
     )?;
     if s.events_with_latency > 0 {
         writeln!(
@@ -120,10 +133,18 @@ pub fn print_text(out: &mut impl Write, s: &StatSummary) -> std::io::Result<()> 
         )?;
     }
     if let Some(rate) = s.sampling_rate {
-        writeln!(
-            out,
-            "sampling      spatially sampled at rate {rate}; counts are of the sample"
-        )?;
+        if rate.is_finite() && rate > 0.0 && rate <= 1.0 {
+            writeln!(
+                out,
+                "sampling      spatially sampled, {} of the blocks; counts are of the sample",
+                percent(Some(rate))
+            )?;
+        } else {
+            writeln!(
+                out,
+                "sampling      the header claims a spatial sample, but its threshold is not below its modulus; counts are as recorded"
+            )?;
+        }
     }
     writeln!(out, "request sizes")?;
     let total = s.reads + s.writes + s.discards;

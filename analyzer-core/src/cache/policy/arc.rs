@@ -13,9 +13,9 @@
 //! the cache still thrash, and the ghost lists cost memory for up to another c keys.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Arena, List};
-use crate::hash::IntMap;
+use crate::cache::list::{Table, NIL};
 
+/// Lists (and tags) in the table.
 const T1: u8 = 0;
 const T2: u8 = 1;
 const B1: u8 = 2;
@@ -25,57 +25,47 @@ pub struct Arc {
     capacity: u64,
     /// Target size of T1, in lines (fractional, as in libCacheSim).
     p: f64,
-    map: IntMap<u64, u32>,
-    arena: Arena,
-    lists: [List; 4],
+    table: Table,
 }
 
 impl Arc {
     pub fn new(capacity: u64) -> Arc {
-        let n = capacity.min(super::PREALLOC_LINES) as usize;
         Arc {
             capacity,
             p: 0.0,
-            map: IntMap::with_capacity_and_hasher(n * 2, Default::default()),
-            arena: Arena::with_capacity(n * 2),
-            lists: [List::default(); 4],
+            table: Table::new(4, 0, capacity.saturating_mul(2)),
         }
+    }
+
+    fn len_of(&self, l: u8) -> u64 {
+        self.table.list(l as usize).len
     }
 
     fn resident(&self) -> u64 {
-        self.lists[T1 as usize].len + self.lists[T2 as usize].len
+        self.len_of(T1) + self.len_of(T2)
     }
 
     fn move_to(&mut self, i: u32, to: u8) {
-        let from = self.arena.get(i).tag;
-        self.arena.unlink(&mut self.lists[from as usize], i);
-        self.arena.push_head(&mut self.lists[to as usize], i);
-        self.arena.get_mut(i).tag = to;
-    }
-
-    /// Forgets the LRU key of a ghost list.
-    fn drop_ghost_tail(&mut self, ghost: u8) {
-        if let Some(t) = self.arena.pop_tail(&mut self.lists[ghost as usize]) {
-            let k = self.arena.get(t).key;
-            self.arena.release(t);
-            self.map.remove(&k);
-        }
+        let from = self.table.slot(i).tag;
+        self.table.unlink(from as usize, i);
+        self.table.push_head(to as usize, i);
+        self.table.slot_mut(i).tag = to;
     }
 
     /// REPLACE from the paper: demote T1's or T2's LRU line to its ghost list.
     fn replace(&mut self, in_b2: bool, evicted: &mut Vec<u64>) {
-        let t1 = self.lists[T1 as usize].len as f64;
+        let t1 = self.len_of(T1) as f64;
         let from_t1 = t1 > 0.0 && (t1 > self.p || (t1 == self.p && in_b2));
-        let (src, ghost) = if from_t1 || self.lists[T2 as usize].is_empty() {
+        let (src, ghost) = if from_t1 || self.len_of(T2) == 0 {
             (T1, B1)
         } else {
             (T2, B2)
         };
-        let t = self.lists[src as usize].tail;
-        if t == crate::cache::list::NIL {
+        let t = self.table.list(src as usize).tail;
+        if t == NIL {
             return;
         }
-        evicted.push(self.arena.get(t).key);
+        evicted.push(self.table.slot(t).key);
         self.move_to(t, ghost);
     }
 }
@@ -91,22 +81,22 @@ impl Policy for Arc {
         self.resident()
     }
     fn contains(&self, key: u64) -> bool {
-        self.map
-            .get(&key)
-            .is_some_and(|&i| self.arena.get(i).tag <= T2)
+        let i = self.table.find(key);
+        i != NIL && self.table.slot(i).tag <= T2
     }
 
     fn access(&mut self, key: u64, _now: u64, _evicted: &mut Vec<u64>) -> bool {
-        let Some(&i) = self.map.get(&key) else {
+        let i = self.table.find(key);
+        if i == NIL {
             return false;
-        };
-        match self.arena.get(i).tag {
+        }
+        match self.table.slot(i).tag {
             T1 => {
                 self.move_to(i, T2);
                 true
             }
             T2 => {
-                self.arena.move_to_head(&mut self.lists[T2 as usize], i);
+                self.table.move_to_head(T2 as usize, i);
                 true
             }
             _ => false,
@@ -115,10 +105,11 @@ impl Policy for Arc {
 
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
         let c = self.capacity;
-        let b1 = self.lists[B1 as usize].len;
-        let b2 = self.lists[B2 as usize].len;
-        if let Some(&i) = self.map.get(&key) {
-            let tag = self.arena.get(i).tag;
+        let b1 = self.len_of(B1);
+        let b2 = self.len_of(B2);
+        let i = self.table.find(key);
+        if i != NIL {
+            let tag = self.table.slot(i).tag;
             if tag <= T2 {
                 return true;
             }
@@ -138,49 +129,51 @@ impl Policy for Arc {
             return true;
         }
         // Case IV: a line in no list.
-        let t1 = self.lists[T1 as usize].len;
+        let t1 = self.len_of(T1);
         if self.resident() + 1 > c {
             if t1 + b1 + 1 > c {
                 if t1 < c {
-                    self.drop_ghost_tail(B1);
+                    self.table.forget_oldest(B1 as usize);
                     self.replace(false, evicted);
-                } else if let Some(t) = self.arena.pop_tail(&mut self.lists[T1 as usize]) {
-                    let k = self.arena.get(t).key;
-                    self.arena.release(t);
-                    self.map.remove(&k);
+                } else if let Some(k) = self.table.forget_oldest(T1 as usize) {
                     evicted.push(k);
                 }
             } else {
                 if self.resident() + b1 + b2 >= 2 * c {
-                    self.drop_ghost_tail(B2);
+                    self.table.forget_oldest(B2 as usize);
                 }
                 self.replace(false, evicted);
             }
         } else {
             if t1 + b1 + 1 > c && b1 > 0 {
-                self.drop_ghost_tail(B1);
+                self.table.forget_oldest(B1 as usize);
             }
-            if self.resident() + self.lists[B1 as usize].len + b2 >= 2 * c && b2 > 0 {
-                self.drop_ghost_tail(B2);
+            if self.resident() + self.len_of(B1) + b2 >= 2 * c && b2 > 0 {
+                self.table.forget_oldest(B2 as usize);
             }
         }
-        let i = self.arena.alloc(key, T1, 0);
-        self.arena.push_head(&mut self.lists[T1 as usize], i);
-        self.map.insert(key, i);
+        let i = self.table.insert(key, T1, 0);
+        self.table.push_head(T1 as usize, i);
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        let Some(i) = self.map.remove(&key) else {
+        let i = self.table.find(key);
+        if i == NIL {
             return false;
-        };
-        let tag = self.arena.get(i).tag;
-        self.arena.unlink(&mut self.lists[tag as usize], i);
-        self.arena.release(i);
+        }
+        let tag = self.table.slot(i).tag;
+        self.table.unlink(tag as usize, i);
+        self.table.remove_at(i);
         tag <= T2
     }
 
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        self.table.prefetch(key);
+    }
+
     fn heap_bytes(&self) -> usize {
-        self.arena.heap_bytes() + self.map.capacity() * 16
+        self.table.heap_bytes()
     }
 }

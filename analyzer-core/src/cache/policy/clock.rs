@@ -9,27 +9,24 @@
 //! from one used a thousand times.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Arena, List};
-use crate::hash::IntMap;
+use crate::cache::list::{Table, NIL};
+
+/// The one list's index in the table.
+const L: usize = 0;
 
 pub struct Clock {
     capacity: u64,
     max_freq: u32,
-    map: IntMap<u64, u32>,
-    arena: Arena,
-    list: List,
+    table: Table,
 }
 
 impl Clock {
     /// A CLOCK with a `bits`-bit reference counter (1 is the classic CLOCK).
     pub fn new(capacity: u64, bits: u32) -> Clock {
-        let n = capacity.min(super::PREALLOC_LINES) as usize;
         Clock {
             capacity,
             max_freq: (1u32 << bits.clamp(1, 8)) - 1,
-            map: IntMap::with_capacity_and_hasher(n, Default::default()),
-            arena: Arena::with_capacity(n),
-            list: List::default(),
+            table: Table::new(1, 0, capacity),
         }
     }
 }
@@ -42,59 +39,58 @@ impl Policy for Clock {
         self.capacity
     }
     fn len(&self) -> u64 {
-        self.list.len
+        self.table.list(L).len
     }
     fn contains(&self, key: u64) -> bool {
-        self.map.contains_key(&key)
+        self.table.find(key) != NIL
     }
 
     #[inline]
     fn access(&mut self, key: u64, _now: u64, _evicted: &mut Vec<u64>) -> bool {
-        match self.map.get(&key) {
-            Some(&i) => {
-                let n = self.arena.get_mut(i);
-                if n.aux < self.max_freq {
-                    n.aux += 1;
-                }
-                true
-            }
-            None => false,
+        let i = self.table.find(key);
+        if i == NIL {
+            return false;
         }
+        let n = self.table.slot_mut(i);
+        if n.aux < self.max_freq {
+            n.aux += 1;
+        }
+        true
     }
 
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        while self.list.len >= self.capacity {
-            let t = self.list.tail;
-            let n = self.arena.get_mut(t);
+        while self.table.list(L).len >= self.capacity {
+            let t = self.table.list(L).tail;
+            let n = self.table.slot_mut(t);
             if n.aux >= 1 {
                 n.aux -= 1;
-                self.arena.move_to_head(&mut self.list, t);
+                self.table.move_to_head(L, t);
                 continue;
             }
-            let old = n.key;
-            self.arena.unlink(&mut self.list, t);
-            self.arena.release(t);
-            self.map.remove(&old);
-            evicted.push(old);
+            self.table.unlink(L, t);
+            evicted.push(self.table.remove_at(t));
         }
-        let i = self.arena.alloc(key, 0, 0);
-        self.arena.push_head(&mut self.list, i);
-        self.map.insert(key, i);
+        let i = self.table.insert(key, 0, 0);
+        self.table.push_head(L, i);
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        match self.map.remove(&key) {
-            Some(i) => {
-                self.arena.unlink(&mut self.list, i);
-                self.arena.release(i);
-                true
-            }
-            None => false,
+        let i = self.table.find(key);
+        if i == NIL {
+            return false;
         }
+        self.table.unlink(L, i);
+        self.table.remove_at(i);
+        true
+    }
+
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        self.table.prefetch(key);
     }
 
     fn heap_bytes(&self) -> usize {
-        self.arena.heap_bytes() + self.map.capacity() * 16
+        self.table.heap_bytes()
     }
 }

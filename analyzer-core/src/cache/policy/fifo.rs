@@ -9,24 +9,21 @@
 //! workloads with a stable hot set; it is also scan-sensitive.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Arena, List};
-use crate::hash::IntMap;
+use crate::cache::list::{Table, NIL};
+
+/// The one list's index in the table.
+const L: usize = 0;
 
 pub struct Fifo {
     capacity: u64,
-    map: IntMap<u64, u32>,
-    arena: Arena,
-    list: List,
+    table: Table,
 }
 
 impl Fifo {
     pub fn new(capacity: u64) -> Fifo {
-        let n = capacity.min(super::PREALLOC_LINES) as usize;
         Fifo {
             capacity,
-            map: IntMap::with_capacity_and_hasher(n, Default::default()),
-            arena: Arena::with_capacity(n),
-            list: List::default(),
+            table: Table::new(1, 0, capacity),
         }
     }
 }
@@ -39,48 +36,45 @@ impl Policy for Fifo {
         self.capacity
     }
     fn len(&self) -> u64 {
-        self.list.len
+        self.table.list(L).len
     }
     fn contains(&self, key: u64) -> bool {
-        self.map.contains_key(&key)
+        self.table.find(key) != NIL
     }
 
     #[inline]
     fn access(&mut self, key: u64, _now: u64, _evicted: &mut Vec<u64>) -> bool {
-        self.map.contains_key(&key)
+        self.table.find(key) != NIL
     }
 
     #[inline]
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        if self.list.len >= self.capacity {
-            if let Some(t) = self.arena.pop_tail(&mut self.list) {
-                let old = self.arena.get(t).key;
-                self.map.remove(&old);
-                evicted.push(old);
-                self.arena.get_mut(t).key = key;
-                self.arena.push_head(&mut self.list, t);
-                self.map.insert(key, t);
-                return true;
+        if self.table.list(L).len >= self.capacity {
+            if let Some(t) = self.table.pop_tail(L) {
+                evicted.push(self.table.remove_at(t));
             }
         }
-        let i = self.arena.alloc(key, 0, 0);
-        self.arena.push_head(&mut self.list, i);
-        self.map.insert(key, i);
+        let i = self.table.insert(key, 0, 0);
+        self.table.push_head(L, i);
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        match self.map.remove(&key) {
-            Some(i) => {
-                self.arena.unlink(&mut self.list, i);
-                self.arena.release(i);
-                true
-            }
-            None => false,
+        let i = self.table.find(key);
+        if i == NIL {
+            return false;
         }
+        self.table.unlink(L, i);
+        self.table.remove_at(i);
+        true
+    }
+
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        self.table.prefetch(key);
     }
 
     fn heap_bytes(&self) -> usize {
-        self.arena.heap_bytes() + self.map.capacity() * 16
+        self.table.heap_bytes()
     }
 }

@@ -10,13 +10,12 @@
 //! workload moves on (no ageing), and new lines are evicted before they can build up a count.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Arena, List, NIL};
-use crate::hash::IntMap;
+use crate::cache::list::{Table, NIL};
 
+/// A frequency bucket; bucket `b`'s lines are on the table's list `b`.
 #[derive(Clone, Copy)]
 struct Bucket {
     freq: u64,
-    list: List,
     /// Neighbouring buckets in increasing frequency order.
     lower: u32,
     higher: u32,
@@ -24,9 +23,8 @@ struct Bucket {
 
 pub struct Lfu {
     capacity: u64,
-    len: u64,
-    map: IntMap<u64, u32>,
-    arena: Arena,
+    /// A node's `aux` is its bucket.
+    table: Table,
     buckets: Vec<Bucket>,
     free_buckets: Vec<u32>,
     /// The lowest-frequency bucket (NIL when empty).
@@ -35,12 +33,9 @@ pub struct Lfu {
 
 impl Lfu {
     pub fn new(capacity: u64) -> Lfu {
-        let n = capacity.min(super::PREALLOC_LINES) as usize;
         Lfu {
             capacity,
-            len: 0,
-            map: IntMap::with_capacity_and_hasher(n, Default::default()),
-            arena: Arena::with_capacity(n),
+            table: Table::new(0, 0, capacity),
             buckets: Vec::new(),
             free_buckets: Vec::new(),
             lowest: NIL,
@@ -50,7 +45,6 @@ impl Lfu {
     fn new_bucket(&mut self, freq: u64, lower: u32, higher: u32) -> u32 {
         let b = Bucket {
             freq,
-            list: List::default(),
             lower,
             higher,
         };
@@ -59,6 +53,7 @@ impl Lfu {
             i
         } else {
             self.buckets.push(b);
+            self.table.add_list();
             (self.buckets.len() - 1) as u32
         };
         if lower == NIL {
@@ -73,10 +68,10 @@ impl Lfu {
     }
 
     fn drop_bucket_if_empty(&mut self, b: u32) {
-        let bk = self.buckets[b as usize];
-        if !bk.list.is_empty() {
+        if !self.table.list(b as usize).is_empty() {
             return;
         }
+        let bk = self.buckets[b as usize];
         if bk.lower == NIL {
             self.lowest = bk.higher;
         } else {
@@ -88,20 +83,16 @@ impl Lfu {
         self.free_buckets.push(b);
     }
 
-    /// Unlinks node `i` from its bucket's list (not from the map).
+    /// Unlinks node `i` from its bucket's list (it stays in the table).
     fn detach(&mut self, i: u32) -> u32 {
-        let b = self.arena.get(i).aux;
-        let mut list = self.buckets[b as usize].list;
-        self.arena.unlink(&mut list, i);
-        self.buckets[b as usize].list = list;
+        let b = self.table.slot(i).aux;
+        self.table.unlink(b as usize, i);
         b
     }
 
     fn attach(&mut self, i: u32, b: u32) {
-        let mut list = self.buckets[b as usize].list;
-        self.arena.push_tail(&mut list, i);
-        self.buckets[b as usize].list = list;
-        self.arena.get_mut(i).aux = b;
+        self.table.push_tail(b as usize, i);
+        self.table.slot_mut(i).aux = b;
     }
 }
 
@@ -113,17 +104,18 @@ impl Policy for Lfu {
         self.capacity
     }
     fn len(&self) -> u64 {
-        self.len
+        self.table.len() as u64
     }
     fn contains(&self, key: u64) -> bool {
-        self.map.contains_key(&key)
+        self.table.find(key) != NIL
     }
 
     fn access(&mut self, key: u64, _now: u64, _evicted: &mut Vec<u64>) -> bool {
-        let Some(&i) = self.map.get(&key) else {
+        let i = self.table.find(key);
+        if i == NIL {
             return false;
-        };
-        let b = self.arena.get(i).aux;
+        }
+        let b = self.table.slot(i).aux;
         let freq = self.buckets[b as usize].freq + 1;
         let higher = self.buckets[b as usize].higher;
         let target = if higher != NIL && self.buckets[higher as usize].freq == freq {
@@ -138,17 +130,13 @@ impl Policy for Lfu {
     }
 
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        while self.len >= self.capacity && self.lowest != NIL {
+        while self.len() >= self.capacity && self.lowest != NIL {
             let b = self.lowest;
             // The head of a bucket's list is the line that entered that frequency first.
-            let victim = self.buckets[b as usize].list.head;
+            let victim = self.table.list(b as usize).head;
             self.detach(victim);
             self.drop_bucket_if_empty(b);
-            let old = self.arena.get(victim).key;
-            self.arena.release(victim);
-            self.map.remove(&old);
-            self.len -= 1;
-            evicted.push(old);
+            evicted.push(self.table.remove_at(victim));
         }
         let b = if self.lowest != NIL && self.buckets[self.lowest as usize].freq == 1 {
             self.lowest
@@ -156,27 +144,28 @@ impl Policy for Lfu {
             let old_lowest = self.lowest;
             self.new_bucket(1, NIL, old_lowest)
         };
-        let i = self.arena.alloc(key, 0, b);
+        let i = self.table.insert(key, 0, b);
         self.attach(i, b);
-        self.map.insert(key, i);
-        self.len += 1;
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        let Some(i) = self.map.remove(&key) else {
+        let i = self.table.find(key);
+        if i == NIL {
             return false;
-        };
+        }
         let b = self.detach(i);
         self.drop_bucket_if_empty(b);
-        self.arena.release(i);
-        self.len -= 1;
+        self.table.remove_at(i);
         true
     }
 
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        self.table.prefetch(key);
+    }
+
     fn heap_bytes(&self) -> usize {
-        self.arena.heap_bytes()
-            + self.map.capacity() * 16
-            + self.buckets.capacity() * std::mem::size_of::<Bucket>()
+        self.table.heap_bytes() + self.buckets.capacity() * std::mem::size_of::<Bucket>()
     }
 }

@@ -14,9 +14,9 @@
 //! ghost's reach) look like one-hit wonders and never reach main; LRU or ARC do better there.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Arena, List};
-use crate::hash::IntMap;
+use crate::cache::list::{Table, NIL};
 
+/// Lists (and tags) in the table.
 const SMALL: u8 = 0;
 const MAIN: u8 = 1;
 const GHOST: u8 = 2;
@@ -27,81 +27,56 @@ pub struct S3Fifo {
     main_max: u64,
     ghost_max: u64,
     has_evicted: bool,
-    map: IntMap<u64, u32>,
-    arena: Arena,
-    small: List,
-    main: List,
-    ghost: List,
+    table: Table,
 }
 
 impl S3Fifo {
     pub fn new(capacity: u64) -> S3Fifo {
-        let n = capacity.min(super::PREALLOC_LINES) as usize;
         let small_max = ((capacity as f64 * 0.1) as u64).max(1);
+        let ghost_max = (capacity as f64 * 0.9) as u64;
         S3Fifo {
             capacity,
             small_max,
             main_max: capacity.saturating_sub(small_max),
-            ghost_max: (capacity as f64 * 0.9) as u64,
+            ghost_max,
             has_evicted: false,
-            map: IntMap::with_capacity_and_hasher(n * 2, Default::default()),
-            arena: Arena::with_capacity(n * 2),
-            small: List::default(),
-            main: List::default(),
-            ghost: List::default(),
+            table: Table::new(3, 0, capacity.saturating_add(ghost_max)),
         }
+    }
+
+    fn len_of(&self, l: u8) -> u64 {
+        self.table.list(l as usize).len
     }
 
     fn resident(&self) -> u64 {
-        self.small.len + self.main.len
-    }
-
-    fn drop_node(&mut self, i: u32) -> u64 {
-        let k = self.arena.get(i).key;
-        self.arena.release(i);
-        self.map.remove(&k);
-        k
-    }
-
-    fn remember(&mut self, key: u64) {
-        if self.ghost_max == 0 {
-            return;
-        }
-        while self.ghost.len >= self.ghost_max {
-            if let Some(t) = self.arena.pop_tail(&mut self.ghost) {
-                self.drop_node(t);
-            }
-        }
-        let i = self.arena.alloc(key, GHOST, 0);
-        self.arena.push_head(&mut self.ghost, i);
-        self.map.insert(key, i);
+        self.len_of(SMALL) + self.len_of(MAIN)
     }
 
     fn evict_small(&mut self, evicted: &mut Vec<u64>) {
-        while let Some(t) = self.arena.pop_tail(&mut self.small) {
-            if self.arena.get(t).aux >= 2 {
-                let n = self.arena.get_mut(t);
+        while let Some(t) = self.table.pop_tail(SMALL as usize) {
+            if self.table.slot(t).aux >= 2 {
+                let n = self.table.slot_mut(t);
                 n.tag = MAIN;
                 n.aux = 0;
-                self.arena.push_head(&mut self.main, t);
+                self.table.push_head(MAIN as usize, t);
             } else {
-                let k = self.drop_node(t);
+                let k = self.table.remove_at(t);
                 evicted.push(k);
-                self.remember(k);
+                self.table
+                    .remember(GHOST as usize, k, GHOST, self.ghost_max);
                 return;
             }
         }
     }
 
     fn evict_main(&mut self, evicted: &mut Vec<u64>) {
-        while let Some(t) = self.arena.pop_tail(&mut self.main) {
-            let f = self.arena.get(t).aux;
+        while let Some(t) = self.table.pop_tail(MAIN as usize) {
+            let f = self.table.slot(t).aux;
             if f >= 1 {
-                self.arena.get_mut(t).aux = f.min(3) - 1;
-                self.arena.push_head(&mut self.main, t);
+                self.table.slot_mut(t).aux = f.min(3) - 1;
+                self.table.push_head(MAIN as usize, t);
             } else {
-                let k = self.drop_node(t);
-                evicted.push(k);
+                evicted.push(self.table.remove_at(t));
                 return;
             }
         }
@@ -119,17 +94,17 @@ impl Policy for S3Fifo {
         self.resident()
     }
     fn contains(&self, key: u64) -> bool {
-        self.map
-            .get(&key)
-            .is_some_and(|&i| self.arena.get(i).tag != GHOST)
+        let i = self.table.find(key);
+        i != NIL && self.table.slot(i).tag != GHOST
     }
 
     #[inline]
     fn access(&mut self, key: u64, _now: u64, _evicted: &mut Vec<u64>) -> bool {
-        let Some(&i) = self.map.get(&key) else {
+        let i = self.table.find(key);
+        if i == NIL {
             return false;
-        };
-        let n = self.arena.get_mut(i);
+        }
+        let n = self.table.slot_mut(i);
         if n.tag == GHOST {
             return false;
         }
@@ -138,49 +113,48 @@ impl Policy for S3Fifo {
     }
 
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        let ghost = match self.map.get(&key) {
-            Some(&i) if self.arena.get(i).tag == GHOST => {
-                self.arena.unlink(&mut self.ghost, i);
-                self.drop_node(i);
-                true
-            }
-            Some(_) => return true,
-            None => false,
+        let i = self.table.find(key);
+        let ghost = if i == NIL {
+            false
+        } else if self.table.slot(i).tag == GHOST {
+            self.table.unlink(GHOST as usize, i);
+            self.table.remove_at(i);
+            true
+        } else {
+            return true;
         };
         while self.resident() + 1 > self.capacity && self.resident() > 0 {
             self.has_evicted = true;
-            if self.main.len > self.main_max || self.small.is_empty() {
+            if self.len_of(MAIN) > self.main_max || self.len_of(SMALL) == 0 {
                 self.evict_main(evicted);
             } else {
                 self.evict_small(evicted);
             }
         }
-        let to_main = ghost || (!self.has_evicted && self.small.len >= self.small_max);
-        let i = self.arena.alloc(key, if to_main { MAIN } else { SMALL }, 0);
-        if to_main {
-            self.arena.push_head(&mut self.main, i);
-        } else {
-            self.arena.push_head(&mut self.small, i);
-        }
-        self.map.insert(key, i);
+        let to_main = ghost || (!self.has_evicted && self.len_of(SMALL) >= self.small_max);
+        let to = if to_main { MAIN } else { SMALL };
+        let i = self.table.insert(key, to, 0);
+        self.table.push_head(to as usize, i);
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        let Some(&i) = self.map.get(&key) else {
+        let i = self.table.find(key);
+        if i == NIL {
             return false;
-        };
-        let tag = self.arena.get(i).tag;
-        match tag {
-            SMALL => self.arena.unlink(&mut self.small, i),
-            MAIN => self.arena.unlink(&mut self.main, i),
-            _ => self.arena.unlink(&mut self.ghost, i),
         }
-        self.drop_node(i);
+        let tag = self.table.slot(i).tag;
+        self.table.unlink(tag as usize, i);
+        self.table.remove_at(i);
         tag != GHOST
     }
 
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        self.table.prefetch(key);
+    }
+
     fn heap_bytes(&self) -> usize {
-        self.arena.heap_bytes() + self.map.capacity() * 16
+        self.table.heap_bytes()
     }
 }

@@ -10,26 +10,23 @@
 //! it has no frequency beyond one bit.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Arena, List, NIL};
-use crate::hash::IntMap;
+use crate::cache::list::{Table, NIL};
+
+/// The one list's index in the table.
+const L: usize = 0;
+/// The hand's cursor in the table (it follows the slots through rehashes).
+const HAND: usize = 0;
 
 pub struct Sieve {
     capacity: u64,
-    map: IntMap<u64, u32>,
-    arena: Arena,
-    list: List,
-    hand: u32,
+    table: Table,
 }
 
 impl Sieve {
     pub fn new(capacity: u64) -> Sieve {
-        let n = capacity.min(super::PREALLOC_LINES) as usize;
         Sieve {
             capacity,
-            map: IntMap::with_capacity_and_hasher(n, Default::default()),
-            arena: Arena::with_capacity(n),
-            list: List::default(),
-            hand: NIL,
+            table: Table::new(1, 1, capacity),
         }
     }
 }
@@ -42,67 +39,69 @@ impl Policy for Sieve {
         self.capacity
     }
     fn len(&self) -> u64 {
-        self.list.len
+        self.table.list(L).len
     }
     fn contains(&self, key: u64) -> bool {
-        self.map.contains_key(&key)
+        self.table.find(key) != NIL
     }
 
     #[inline]
     fn access(&mut self, key: u64, _now: u64, _evicted: &mut Vec<u64>) -> bool {
-        match self.map.get(&key) {
-            Some(&i) => {
-                self.arena.get_mut(i).aux = 1;
-                true
-            }
-            None => false,
+        let i = self.table.find(key);
+        if i == NIL {
+            return false;
         }
+        self.table.slot_mut(i).aux = 1;
+        true
     }
 
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        while self.list.len >= self.capacity && self.list.len > 0 {
-            let mut i = if self.hand == NIL {
-                self.list.tail
+        while self.table.list(L).len >= self.capacity && self.table.list(L).len > 0 {
+            let hand = self.table.cursor(HAND);
+            let mut i = if hand == NIL {
+                self.table.list(L).tail
             } else {
-                self.hand
+                hand
             };
             loop {
-                let n = self.arena.get_mut(i);
+                let n = self.table.slot_mut(i);
                 if n.aux == 0 {
                     break;
                 }
                 n.aux -= 1;
                 let p = n.prev;
-                i = if p == NIL { self.list.tail } else { p };
+                i = if p == NIL { self.table.list(L).tail } else { p };
             }
-            self.hand = self.arena.get(i).prev;
-            let old = self.arena.get(i).key;
-            self.arena.unlink(&mut self.list, i);
-            self.arena.release(i);
-            self.map.remove(&old);
-            evicted.push(old);
+            let prev = self.table.slot(i).prev;
+            self.table.set_cursor(HAND, prev);
+            self.table.unlink(L, i);
+            evicted.push(self.table.remove_at(i));
         }
-        let i = self.arena.alloc(key, 0, 0);
-        self.arena.push_head(&mut self.list, i);
-        self.map.insert(key, i);
+        let i = self.table.insert(key, 0, 0);
+        self.table.push_head(L, i);
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        match self.map.remove(&key) {
-            Some(i) => {
-                if self.hand == i {
-                    self.hand = self.arena.get(i).prev;
-                }
-                self.arena.unlink(&mut self.list, i);
-                self.arena.release(i);
-                true
-            }
-            None => false,
+        let i = self.table.find(key);
+        if i == NIL {
+            return false;
         }
+        if self.table.cursor(HAND) == i {
+            let prev = self.table.slot(i).prev;
+            self.table.set_cursor(HAND, prev);
+        }
+        self.table.unlink(L, i);
+        self.table.remove_at(i);
+        true
+    }
+
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        self.table.prefetch(key);
     }
 
     fn heap_bytes(&self) -> usize {
-        self.arena.heap_bytes() + self.map.capacity() * 16
+        self.table.heap_bytes()
     }
 }

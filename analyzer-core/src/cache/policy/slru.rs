@@ -13,43 +13,36 @@
 //! protected segments behaves like a smaller LRU.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Arena, List};
-use crate::hash::IntMap;
+use crate::cache::list::{Table, NIL};
 
 const SEGMENTS: usize = 4;
 
 pub struct Slru {
     capacity: u64,
-    len: u64,
-    map: IntMap<u64, u32>,
-    arena: Arena,
-    segs: [List; SEGMENTS],
+    /// One list per segment; a node's tag is its segment.
+    table: Table,
     max: [u64; SEGMENTS],
 }
 
 impl Slru {
     pub fn new(capacity: u64) -> Slru {
-        let n = capacity.min(super::PREALLOC_LINES) as usize;
         let per = (capacity / SEGMENTS as u64).max(1);
         Slru {
             capacity,
-            len: 0,
-            map: IntMap::with_capacity_and_hasher(n, Default::default()),
-            arena: Arena::with_capacity(n),
-            segs: [List::default(); SEGMENTS],
+            table: Table::new(SEGMENTS, 0, capacity),
             max: [per; SEGMENTS],
         }
+    }
+
+    fn resident(&self) -> u64 {
+        self.table.len() as u64
     }
 
     /// Evicts the LRU line of the lowest non-empty segment.
     fn evict(&mut self, evicted: &mut Vec<u64>) {
         for s in 0..SEGMENTS {
-            if let Some(t) = self.arena.pop_tail(&mut self.segs[s]) {
-                let old = self.arena.get(t).key;
-                self.arena.release(t);
-                self.map.remove(&old);
-                self.len -= 1;
-                evicted.push(old);
+            if let Some(t) = self.table.pop_tail(s) {
+                evicted.push(self.table.remove_at(t));
                 return;
             }
         }
@@ -61,12 +54,12 @@ impl Slru {
             self.evict(evicted);
             return;
         }
-        let Some(t) = self.arena.pop_tail(&mut self.segs[id]) else {
+        let Some(t) = self.table.pop_tail(id) else {
             return;
         };
-        self.arena.push_head(&mut self.segs[id - 1], t);
-        self.arena.get_mut(t).tag = (id - 1) as u8;
-        while self.segs[id - 1].len > self.max[id - 1] {
+        self.table.push_head(id - 1, t);
+        self.table.slot_mut(t).tag = (id - 1) as u8;
+        while self.table.list(id - 1).len > self.max[id - 1] {
             self.cool(id - 1, evicted);
         }
     }
@@ -80,24 +73,25 @@ impl Policy for Slru {
         self.capacity
     }
     fn len(&self) -> u64 {
-        self.len
+        self.resident()
     }
     fn contains(&self, key: u64) -> bool {
-        self.map.contains_key(&key)
+        self.table.find(key) != NIL
     }
 
     fn access(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        let Some(&i) = self.map.get(&key) else {
+        let i = self.table.find(key);
+        if i == NIL {
             return false;
-        };
-        let s = self.arena.get(i).tag as usize;
+        }
+        let s = self.table.slot(i).tag as usize;
         if s == SEGMENTS - 1 {
-            self.arena.move_to_head(&mut self.segs[s], i);
+            self.table.move_to_head(s, i);
         } else {
-            self.arena.unlink(&mut self.segs[s], i);
-            self.arena.push_head(&mut self.segs[s + 1], i);
-            self.arena.get_mut(i).tag = (s + 1) as u8;
-            while self.segs[s + 1].len > self.max[s + 1] {
+            self.table.unlink(s, i);
+            self.table.push_head(s + 1, i);
+            self.table.slot_mut(i).tag = (s + 1) as u8;
+            while self.table.list(s + 1).len > self.max[s + 1] {
                 self.cool(s + 1, evicted);
             }
         }
@@ -105,31 +99,34 @@ impl Policy for Slru {
     }
 
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        while self.len + 1 > self.capacity && self.len > 0 {
+        while self.resident() + 1 > self.capacity && self.resident() > 0 {
             self.evict(evicted);
         }
         let seg = (0..SEGMENTS)
-            .find(|&s| self.segs[s].len < self.max[s])
+            .find(|&s| self.table.list(s).len < self.max[s])
             .unwrap_or(0);
-        let i = self.arena.alloc(key, seg as u8, 0);
-        self.arena.push_head(&mut self.segs[seg], i);
-        self.map.insert(key, i);
-        self.len += 1;
+        let i = self.table.insert(key, seg as u8, 0);
+        self.table.push_head(seg, i);
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        let Some(i) = self.map.remove(&key) else {
+        let i = self.table.find(key);
+        if i == NIL {
             return false;
-        };
-        let s = self.arena.get(i).tag as usize;
-        self.arena.unlink(&mut self.segs[s], i);
-        self.arena.release(i);
-        self.len -= 1;
+        }
+        let s = self.table.slot(i).tag as usize;
+        self.table.unlink(s, i);
+        self.table.remove_at(i);
         true
     }
 
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        self.table.prefetch(key);
+    }
+
     fn heap_bytes(&self) -> usize {
-        self.arena.heap_bytes() + self.map.capacity() * 16
+        self.table.heap_bytes()
     }
 }

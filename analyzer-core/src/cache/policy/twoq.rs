@@ -12,9 +12,9 @@
 //! distance exceeds `A1in + A1out` never get into `Am` and behave like a small FIFO.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Arena, List};
-use crate::hash::IntMap;
+use crate::cache::list::{Table, NIL};
 
+/// Lists (and tags) in the table.
 const AIN: u8 = 0;
 const AM: u8 = 1;
 const AOUT: u8 = 2;
@@ -24,16 +24,11 @@ pub struct TwoQ {
     ain_max: u64,
     aout_max: u64,
     am_max: u64,
-    map: IntMap<u64, u32>,
-    arena: Arena,
-    ain: List,
-    am: List,
-    aout: List,
+    table: Table,
 }
 
 impl TwoQ {
     pub fn new(capacity: u64) -> TwoQ {
-        let n = capacity.min(super::PREALLOC_LINES) as usize;
         let ain_max = ((capacity as f64 * 0.25) as u64).max(1);
         let aout_max = (capacity as f64 * 0.5) as u64;
         TwoQ {
@@ -41,43 +36,21 @@ impl TwoQ {
             ain_max,
             aout_max,
             am_max: capacity.saturating_sub(ain_max).max(1),
-            map: IntMap::with_capacity_and_hasher(n * 2, Default::default()),
-            arena: Arena::with_capacity(n * 2),
-            ain: List::default(),
-            am: List::default(),
-            aout: List::default(),
+            table: Table::new(3, 0, capacity.saturating_add(aout_max)),
         }
+    }
+
+    fn len_of(&self, l: u8) -> u64 {
+        self.table.list(l as usize).len
     }
 
     fn resident(&self) -> u64 {
-        self.ain.len + self.am.len
-    }
-
-    fn drop_node(&mut self, i: u32) -> u64 {
-        let k = self.arena.get(i).key;
-        self.arena.release(i);
-        self.map.remove(&k);
-        k
-    }
-
-    fn remember(&mut self, key: u64) {
-        if self.aout_max == 0 {
-            return;
-        }
-        while self.aout.len >= self.aout_max {
-            if let Some(t) = self.arena.pop_tail(&mut self.aout) {
-                self.drop_node(t);
-            }
-        }
-        let i = self.arena.alloc(key, AOUT, 0);
-        self.arena.push_head(&mut self.aout, i);
-        self.map.insert(key, i);
+        self.len_of(AIN) + self.len_of(AM)
     }
 
     fn evict_am_tail(&mut self, evicted: &mut Vec<u64>) {
-        if let Some(t) = self.arena.pop_tail(&mut self.am) {
-            let k = self.drop_node(t);
-            evicted.push(k);
+        if let Some(t) = self.table.pop_tail(AM as usize) {
+            evicted.push(self.table.remove_at(t));
         }
     }
 }
@@ -93,19 +66,19 @@ impl Policy for TwoQ {
         self.resident()
     }
     fn contains(&self, key: u64) -> bool {
-        self.map
-            .get(&key)
-            .is_some_and(|&i| self.arena.get(i).tag != AOUT)
+        let i = self.table.find(key);
+        i != NIL && self.table.slot(i).tag != AOUT
     }
 
     fn access(&mut self, key: u64, _now: u64, _evicted: &mut Vec<u64>) -> bool {
-        let Some(&i) = self.map.get(&key) else {
+        let i = self.table.find(key);
+        if i == NIL {
             return false;
-        };
-        match self.arena.get(i).tag {
+        }
+        match self.table.slot(i).tag {
             AIN => true,
             AM => {
-                self.arena.move_to_head(&mut self.am, i);
+                self.table.move_to_head(AM as usize, i);
                 true
             }
             _ => false,
@@ -113,56 +86,57 @@ impl Policy for TwoQ {
     }
 
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        let ghost = match self.map.get(&key) {
-            Some(&i) if self.arena.get(i).tag == AOUT => {
-                self.arena.unlink(&mut self.aout, i);
-                self.drop_node(i);
-                true
-            }
-            Some(_) => return true,
-            None => false,
+        let i = self.table.find(key);
+        let ghost = if i == NIL {
+            false
+        } else if self.table.slot(i).tag == AOUT {
+            self.table.unlink(AOUT as usize, i);
+            self.table.remove_at(i);
+            true
+        } else {
+            return true;
         };
         while self.resident() + 1 > self.capacity && self.resident() > 0 {
-            if self.ain.len > self.ain_max || self.am.is_empty() {
-                if let Some(t) = self.arena.pop_tail(&mut self.ain) {
-                    let k = self.drop_node(t);
+            if self.len_of(AIN) > self.ain_max || self.len_of(AM) == 0 {
+                if let Some(t) = self.table.pop_tail(AIN as usize) {
+                    let k = self.table.remove_at(t);
                     evicted.push(k);
-                    self.remember(k);
+                    self.table.remember(AOUT as usize, k, AOUT, self.aout_max);
                 }
             } else {
                 self.evict_am_tail(evicted);
             }
         }
-        if ghost {
-            while self.am.len + 1 > self.am_max && !self.am.is_empty() {
+        let to = if ghost {
+            while self.len_of(AM) + 1 > self.am_max && self.len_of(AM) > 0 {
                 self.evict_am_tail(evicted);
             }
-            let i = self.arena.alloc(key, AM, 0);
-            self.arena.push_head(&mut self.am, i);
-            self.map.insert(key, i);
+            AM
         } else {
-            let i = self.arena.alloc(key, AIN, 0);
-            self.arena.push_head(&mut self.ain, i);
-            self.map.insert(key, i);
-        }
+            AIN
+        };
+        let i = self.table.insert(key, to, 0);
+        self.table.push_head(to as usize, i);
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        let Some(&i) = self.map.get(&key) else {
+        let i = self.table.find(key);
+        if i == NIL {
             return false;
-        };
-        let tag = self.arena.get(i).tag;
-        match tag {
-            AIN => self.arena.unlink(&mut self.ain, i),
-            AM => self.arena.unlink(&mut self.am, i),
-            _ => self.arena.unlink(&mut self.aout, i),
         }
-        self.drop_node(i);
+        let tag = self.table.slot(i).tag;
+        self.table.unlink(tag as usize, i);
+        self.table.remove_at(i);
         tag != AOUT
     }
 
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        self.table.prefetch(key);
+    }
+
     fn heap_bytes(&self) -> usize {
-        self.arena.heap_bytes() + self.map.capacity() * 16
+        self.table.heap_bytes()
     }
 }

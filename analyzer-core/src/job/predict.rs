@@ -1,0 +1,1023 @@
+//! The array prediction: up to [`MAX_LAYOUTS`] RAID layouts, each replayed from the trace with
+//! and without the SSD cache tier, at the chosen load and, with the curve, at every depth of
+//! [`CURVE_DEPTHS`] (closed loop) or speed factor of [`CURVE_SPEEDS`] (open loop), all in one
+//! pass over the trace. Or the same for a synthetic profile (no trace: zero passes).
+//!
+//! The cache tier decides hits, fills and back-end I/O from the order of the requests alone (the
+//! timestamps only feed its statistics), and every replay keeps the trace's order, so one
+//! simulator serves all the replays with the cache ([`SharedTier`]): it runs once per request
+//! and the others reuse its answer, which keeps memory at one cache's state however many depths
+//! and layouts run.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use super::{CacheParams, Job, JobError, LineFootprint, WindowFilter, WindowNanos};
+use crate::array::device::DeviceModel;
+use crate::array::spec::{device_with_overrides, ArraySpec};
+use crate::array::{
+    cache_warmup_requests, run_synthetic, sweep_depths, AccessSpec, ArrayConfig, CacheAccess,
+    CacheDevices, CacheTier, ControllerModel, CurvePoint, DiskPreset, Member, Node, ProfileKind,
+    ReplayMode, RunResult, SimulatorTier, StandardLevel, Synthetic, TraceReplay,
+};
+use crate::cache::SimConfig;
+use crate::units::{bytes, count};
+use crate::{Diagnostics, IoEvent, TraceHeader};
+
+/// Most layouts compared side by side.
+pub const MAX_LAYOUTS: usize = 4;
+
+/// Battery-backed write-back cache of the hardware controller when `controller_cache` is on
+/// and no size is given.
+pub const CONTROLLER_CACHE_BYTES: u64 = 1 << 30;
+
+/// Outstanding I/Os of the closed-loop IOPS-vs-latency curve.
+pub const CURVE_DEPTHS: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+/// Speed factors of the open-loop curve, relative to the chosen speed.
+pub const CURVE_SPEEDS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
+
+/// Deepest queue a closed-loop replay takes.
+pub const MAX_OUTSTANDING: u32 = 65_536;
+
+/// Controller settings that override the layout's controller (the CLI's flags; the web app
+/// leaves them out).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ControllerSettings {
+    /// A hardware controller with this much write-back cache (0 = write-through).
+    #[serde(default)]
+    pub cache_bytes: Option<u64>,
+    #[serde(default)]
+    pub read_ahead_bytes: Option<u64>,
+    /// Ceiling: host IOPS per logical drive.
+    #[serde(default)]
+    pub max_iops: Option<f64>,
+    /// Ceiling: host bytes per second per logical drive.
+    #[serde(default)]
+    pub max_bytes_per_sec: Option<f64>,
+    /// Ceiling: parity chunks computed per second.
+    #[serde(default)]
+    pub parity_chunks_per_sec: Option<f64>,
+}
+
+/// One layout.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArrayParams {
+    /// A [`StandardLevel`] name (`raid5`, ...).
+    pub level: String,
+    pub disks: u32,
+    /// A [`DiskPreset`] name (`sas-10k`, ...).
+    pub disk: String,
+    pub chunk_bytes: u64,
+    /// A hardware controller with [`CONTROLLER_CACHE_BYTES`] of write-back cache (or
+    /// `controller.cache_bytes`); otherwise Linux md (no controller cache).
+    pub controller_cache: bool,
+    /// RAID 1/5/6 groups for raid10/50/60 (default: pairs for RAID 10, two for 50/60).
+    #[serde(default)]
+    pub groups: Option<u32>,
+    /// Failed disks by index (degraded mode); each lands in its own mirror or parity group.
+    #[serde(default)]
+    pub failed: Vec<u32>,
+    #[serde(default)]
+    pub controller: ControllerSettings,
+    /// A JSON array description (docs/model.md) replacing level, disks, disk, chunk, groups
+    /// and failed.
+    #[serde(default)]
+    pub spec_json: Option<String>,
+}
+
+impl Default for ArrayParams {
+    fn default() -> Self {
+        ArrayParams {
+            level: "raid5".into(),
+            disks: 6,
+            disk: DiskPreset::ALL[1].name().into(),
+            chunk_bytes: 64 << 10,
+            controller_cache: false,
+            groups: None,
+            failed: Vec::new(),
+            controller: ControllerSettings::default(),
+            spec_json: None,
+        }
+    }
+}
+
+impl ArrayParams {
+    /// The engine's configuration, without the cache devices.
+    pub fn config(&self) -> Result<ArrayConfig, JobError> {
+        let mut cfg = match &self.spec_json {
+            Some(text) => ArraySpec::parse(text).and_then(|s| s.to_config())?,
+            None => {
+                let level =
+                    StandardLevel::from_name(&self.level).ok_or_else(|| JobError::UnknownName {
+                        what: "RAID level",
+                        name: self.level.clone(),
+                        expected: StandardLevel::ALL
+                            .iter()
+                            .map(|l| l.name())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })?;
+                check_disks(level, self.disks, self.groups)?;
+                let device = device_with_overrides(&self.disk, None)?;
+                let mut layout = level.build(self.disks, self.chunk_bytes, self.groups)?;
+                fail_disks(&mut layout, &self.failed)?;
+                let controller = if self.controller_cache {
+                    ControllerModel::hardware(CONTROLLER_CACHE_BYTES)
+                } else {
+                    ControllerModel::software()
+                };
+                ArrayConfig::new(vec![device; self.disks as usize], layout, controller)?
+            }
+        };
+        let c = &self.controller;
+        if let Some(bytes) = c.cache_bytes {
+            let keep = cfg.controller.rebuild_bytes_per_sec;
+            cfg.controller = ControllerModel {
+                rebuild_bytes_per_sec: keep,
+                ..ControllerModel::hardware(bytes)
+            };
+        }
+        if let Some(r) = c.read_ahead_bytes {
+            cfg.controller.read_ahead_bytes = r;
+        }
+        if c.max_iops.is_some() {
+            cfg.controller.max_iops = c.max_iops;
+        }
+        if c.max_bytes_per_sec.is_some() {
+            cfg.controller.max_bytes_per_sec = c.max_bytes_per_sec;
+        }
+        if c.parity_chunks_per_sec.is_some() {
+            cfg.controller.parity_chunks_per_sec = c.parity_chunks_per_sec;
+        }
+        Ok(cfg)
+    }
+
+    /// Short label: `6 × sas-10k raid5, 64 KiB chunk`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} × {} {}, {} chunk{}",
+            self.disks,
+            self.disk,
+            self.level,
+            bytes(self.chunk_bytes),
+            if self.controller_cache {
+                ", controller cache"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// The smallest disk counts each level needs, named with the level (before the layout code's
+/// own, less specific, errors).
+fn check_disks(level: StandardLevel, disks: u32, groups: Option<u32>) -> Result<(), JobError> {
+    let (min, rule) = match level {
+        StandardLevel::Jbod | StandardLevel::Raid0 => (1, "at least 1 disk"),
+        StandardLevel::Raid1 => (2, "at least 2 disks"),
+        StandardLevel::Raid5 => (3, "at least 3 disks"),
+        StandardLevel::Raid6 => (4, "at least 4 disks"),
+        StandardLevel::Raid10 => (4, "an even number of disks, at least 4"),
+        StandardLevel::Raid50 => (6, "at least 6 disks (groups of 3 or more)"),
+        StandardLevel::Raid60 => (8, "at least 8 disks (groups of 4 or more)"),
+    };
+    let bad = |why: String| JobError::invalid(format!("{} with {disks} disks", level.name()), why);
+    if disks < min {
+        return Err(bad(format!("{} needs {rule}", level.name())));
+    }
+    if disks > 4096 {
+        return Err(bad("at most 4,096 disks".into()));
+    }
+    if let Some(g) = groups {
+        if g == 0 || disks % g != 0 {
+            return Err(bad(format!(
+                "{disks} disks do not split into {g} equal groups"
+            )));
+        }
+    }
+    if level == StandardLevel::Raid10 && groups.is_none() && disks % 2 != 0 {
+        return Err(bad(format!("{} needs {rule}", level.name())));
+    }
+    Ok(())
+}
+
+/// Marks disks failed in the node that holds them directly (the mirror or parity group of a
+/// nested level).
+fn fail_disks(layout: &mut Node, disks: &[u32]) -> Result<(), JobError> {
+    fn mark(node: &mut Node, disk: u32) -> bool {
+        if let Some(i) = node
+            .members
+            .iter()
+            .position(|m| matches!(m, Member::Disk(d) if *d == disk))
+        {
+            if !node.failed.contains(&i) {
+                node.failed.push(i);
+            }
+            return true;
+        }
+        node.members.iter_mut().any(|m| match m {
+            Member::Node(child) => mark(child, disk),
+            Member::Disk(_) => false,
+        })
+    }
+    for &d in disks {
+        if !mark(layout, d) {
+            return Err(JobError::invalid(
+                format!("failed disk {d}"),
+                "no such disk",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The SSD cache tier's devices: `count` of a preset, RAID 1 when two, RAID 0 otherwise.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CacheDevicesParams {
+    pub disk: String,
+    pub count: u32,
+}
+
+impl Default for CacheDevicesParams {
+    /// Two SATA SSDs in RAID 1.
+    fn default() -> Self {
+        CacheDevicesParams {
+            disk: "sata-ssd".into(),
+            count: 2,
+        }
+    }
+}
+
+impl CacheDevicesParams {
+    fn devices(&self) -> Result<CacheDevices, JobError> {
+        let device: DeviceModel = device_with_overrides(&self.disk, None)?;
+        let n = self.count.clamp(1, 64);
+        let level = if n == 2 {
+            StandardLevel::Raid1
+        } else {
+            StandardLevel::Raid0
+        };
+        Ok(CacheDevices {
+            devices: vec![device; n as usize],
+            layout: level.build(n, 65536, None)?,
+        })
+    }
+
+    fn describe(&self) -> String {
+        let n = self.count.clamp(1, 64);
+        format!(
+            "{n} × {} in {}",
+            self.disk,
+            if n == 2 { "RAID 1" } else { "RAID 0" }
+        )
+    }
+}
+
+/// A synthetic workload instead of a trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProfileParams {
+    /// A [`ProfileKind`] name (`4k-random-read`, `oltp-8k`, ...).
+    pub name: String,
+    /// Working set (default: the whole array).
+    #[serde(default)]
+    pub span_bytes: Option<u64>,
+    #[serde(default)]
+    pub io_size_bytes: Option<u64>,
+    /// Read percentage, 0–100.
+    #[serde(default)]
+    pub read_percent: Option<f64>,
+    pub requests: u64,
+    pub seed: u64,
+}
+
+/// What to predict. Build it with [`PredictRequest::new`] and the `with_` methods, so a new
+/// field gets its default everywhere.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PredictRequest {
+    pub configs: Vec<ArrayParams>,
+    pub cache: Option<CacheParams>,
+    /// Outstanding I/Os of the closed-loop replay.
+    pub outstanding: u32,
+    /// Also replay every layout at each depth (or speed factor) of the curve.
+    #[serde(default)]
+    pub curve: bool,
+    /// Only the requests in `[start, end)` nanoseconds after the trace's first request.
+    #[serde(default)]
+    pub window_nanos: WindowNanos,
+    /// Open loop: replay at the trace's timestamps divided by this speed factor (instead of
+    /// closed loop at `outstanding`).
+    #[serde(default)]
+    pub speed: Option<f64>,
+    #[serde(default)]
+    pub cache_devices: CacheDevicesParams,
+    /// A synthetic profile instead of the trace.
+    #[serde(default)]
+    pub profile: Option<ProfileParams>,
+    /// Most lines the cache tier may hold (the browser's bound on memory); `None`: no limit.
+    #[serde(default)]
+    pub max_tier_lines: Option<u64>,
+}
+
+impl PredictRequest {
+    /// The layouts at `outstanding` I/Os (closed loop), with the cache tier when given; no
+    /// curve, whole trace.
+    pub fn new(
+        configs: Vec<ArrayParams>,
+        cache: Option<CacheParams>,
+        outstanding: u32,
+    ) -> PredictRequest {
+        PredictRequest {
+            configs,
+            cache,
+            outstanding,
+            curve: false,
+            window_nanos: None,
+            speed: None,
+            cache_devices: CacheDevicesParams::default(),
+            profile: None,
+            max_tier_lines: None,
+        }
+    }
+
+    pub fn with_curve(self, curve: bool) -> PredictRequest {
+        PredictRequest { curve, ..self }
+    }
+
+    pub fn with_window(self, window_nanos: WindowNanos) -> PredictRequest {
+        PredictRequest {
+            window_nanos,
+            ..self
+        }
+    }
+
+    /// The loads replayed: the chosen one, and the curve's when asked, ascending.
+    pub fn loads(&self) -> Vec<Load> {
+        match self.speed {
+            Some(speed) => {
+                let mut v = vec![speed];
+                if self.curve {
+                    v.extend(CURVE_SPEEDS.iter().map(|f| f * speed));
+                }
+                v.sort_by(f64::total_cmp);
+                v.dedup();
+                v.into_iter().map(Load::Speed).collect()
+            }
+            None => {
+                let qd = self.outstanding.max(1);
+                let mut d = vec![qd];
+                if self.curve {
+                    d.extend(CURVE_DEPTHS);
+                }
+                d.sort_unstable();
+                d.dedup();
+                d.into_iter().map(Load::Outstanding).collect()
+            }
+        }
+    }
+
+    fn chosen(&self) -> Load {
+        match self.speed {
+            Some(s) => Load::Speed(s),
+            None => Load::Outstanding(self.outstanding.max(1)),
+        }
+    }
+}
+
+/// One replayed load.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Load {
+    Outstanding(u32),
+    Speed(f64),
+}
+
+impl Load {
+    fn mode(self) -> ReplayMode {
+        match self {
+            Load::Outstanding(outstanding) => ReplayMode::Closed { outstanding },
+            Load::Speed(speed) => ReplayMode::Open { speed },
+        }
+    }
+
+    fn value(self) -> f64 {
+        match self {
+            Load::Outstanding(q) => f64::from(q),
+            Load::Speed(s) => s,
+        }
+    }
+}
+
+/// The prediction for one layout.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConfigPrediction {
+    pub params: ArrayParams,
+    pub description: String,
+    pub capacity_bytes: u64,
+    pub without_cache: RunResult,
+    pub with_cache: Option<RunResult>,
+    /// IOPS with the cache divided by IOPS without.
+    #[serde(default)]
+    pub speedup: Option<f64>,
+    /// Time to rebuild one member at this load (levels with redundancy).
+    #[serde(default)]
+    pub rebuild_secs: Option<f64>,
+    /// IOPS and latency at each replayed load without the cache (empty without `curve`).
+    #[serde(default)]
+    pub curve: Vec<CurvePoint>,
+    /// The same with the cache tier (empty without `curve` or without a cache).
+    #[serde(default)]
+    pub curve_with_cache: Vec<CurvePoint>,
+}
+
+/// The answer for every layout of a [`PredictRequest`]: what `blocksight predict --json`
+/// prints and the worker posts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PredictResult {
+    pub request: PredictRequest,
+    pub configs: Vec<ConfigPrediction>,
+    /// The workload in words.
+    #[serde(default)]
+    pub workload: String,
+    /// The cache tier in words, when there is one.
+    pub cache_description: Option<String>,
+    /// Requests replayed (reads and writes; discards and flushes are not).
+    pub replayed_requests: u64,
+    pub assumptions: Vec<String>,
+}
+
+/// A checked request: engine configurations built, cache configuration validated.
+struct Plan {
+    request: PredictRequest,
+    /// Each layout without and with the cache devices.
+    arrays: Vec<(ArrayConfig, ArrayConfig)>,
+}
+
+impl Plan {
+    fn new(request: PredictRequest) -> Result<Plan, JobError> {
+        if request.configs.is_empty() || request.configs.len() > MAX_LAYOUTS {
+            return Err(JobError::invalid(
+                "layouts",
+                format!("give 1 to {MAX_LAYOUTS} layouts"),
+            ));
+        }
+        if request.speed.is_none() && !(1..=MAX_OUTSTANDING).contains(&request.outstanding) {
+            return Err(JobError::invalid(
+                format!("{} outstanding I/Os", request.outstanding),
+                format!(
+                    "the queue depth goes from 1 to {}",
+                    count(MAX_OUTSTANDING.into())
+                ),
+            ));
+        }
+        if let Some(s) = request.speed {
+            if !(s.is_finite() && s > 0.0 && s <= 1e6) {
+                return Err(JobError::invalid(
+                    format!("speed {s}"),
+                    "the speed factor is above 0 and at most 1,000,000",
+                ));
+            }
+        }
+        let mut arrays = Vec::new();
+        for (i, p) in request.configs.iter().enumerate() {
+            let layout =
+                |e: JobError| JobError::invalid(format!("layout {}", i + 1), e.to_string());
+            let without = p.config().map_err(layout)?;
+            let with = without
+                .clone()
+                .with_cache(request.cache_devices.devices().map_err(layout)?)
+                .map_err(|e| layout(e.into()))?;
+            arrays.push((without, with));
+        }
+        if let Some(c) = &request.cache {
+            if c.choice()?.policy.is_some_and(|p| p.needs_future()) {
+                return Err(JobError::invalid(
+                    format!("cache policy {}", c.policy),
+                    "it needs the whole future of the trace; the prediction streams it, pick an online policy",
+                ));
+            }
+            if !c.needs_footprint() {
+                c.sim_config(None)?;
+            }
+        }
+        Ok(Plan { request, arrays })
+    }
+}
+
+/// The prediction job: see the module documentation.
+pub struct Predict {
+    plan: Plan,
+    /// Pass 0 measures the footprint when the cache's size is a share of it.
+    footprint: Option<LineFootprint>,
+    footprint_lines: Option<u64>,
+    cache: Option<(SimConfig, String)>,
+    memo: Option<Rc<RefCell<Memo>>>,
+    layouts: Vec<LayoutReplays>,
+    window: WindowFilter,
+    result: Option<PredictResult>,
+}
+
+/// One layout's replays, by load.
+struct LayoutReplays {
+    plain: Vec<(Load, TraceReplay<'static>)>,
+    cached: Vec<(Load, TraceReplay<'static>)>,
+}
+
+impl Predict {
+    pub fn new(request: PredictRequest) -> Result<Predict, JobError> {
+        let footprint = request
+            .cache
+            .as_ref()
+            .filter(|c| c.needs_footprint() && request.profile.is_none())
+            .map(|c| LineFootprint::new(c.line_bytes));
+        let window = WindowFilter::new(request.window_nanos);
+        let plan = Plan::new(request)?;
+        let mut job = Predict {
+            plan,
+            footprint,
+            footprint_lines: None,
+            cache: None,
+            memo: None,
+            layouts: Vec::new(),
+            window,
+            result: None,
+        };
+        if job.plan.request.profile.is_some() {
+            job.result = Some(job.synthetic()?);
+        } else if job.footprint.is_none() {
+            job.start_replays()?;
+        }
+        Ok(job)
+    }
+
+    fn cache_config(&self) -> Result<Option<(SimConfig, String)>, JobError> {
+        let Some(c) = &self.plan.request.cache else {
+            return Ok(None);
+        };
+        let cfg = c.sim_config(self.footprint_lines)?;
+        let name = match c.preset()? {
+            Some(p) => format!("{} ({}): ", p.name, p.title),
+            None => String::new(),
+        };
+        let desc = format!("{name}{}", CacheParams::describe(&cfg));
+        Ok(Some((cfg, desc)))
+    }
+
+    fn start_replays(&mut self) -> Result<(), JobError> {
+        self.cache = self.cache_config()?;
+        let loads = self.plan.request.loads();
+        if let Some((cfg, desc)) = &self.cache {
+            let sim = SimulatorTier::new(cfg, desc.clone())?;
+            self.memo = Some(Rc::new(RefCell::new(Memo {
+                tier: sim,
+                computed: 0,
+                access: CacheAccess {
+                    hit: false,
+                    writes_cache: false,
+                },
+                backend: Vec::new(),
+            })));
+        }
+        self.layouts = self
+            .plan
+            .arrays
+            .iter()
+            .map(|(without, with)| {
+                let mut plain = Vec::new();
+                let mut cached = Vec::new();
+                for &load in &loads {
+                    plain.push((load, TraceReplay::owning(without, load.mode(), None)));
+                    if let Some(m) = &self.memo {
+                        let tier: Box<dyn CacheTier> = Box::new(SharedTier {
+                            memo: m.clone(),
+                            accesses: 0,
+                        });
+                        cached.push((load, TraceReplay::owning(with, load.mode(), Some(tier))));
+                    }
+                }
+                LayoutReplays { plain, cached }
+            })
+            .collect();
+        Ok(())
+    }
+
+    /// An error in plain words when the cache tier holds more lines than the request's
+    /// `max_tier_lines`; a host asks between chunks of the file.
+    pub fn check_memory(&self) -> Result<(), JobError> {
+        let (Some(limit), Some(m)) = (self.plan.request.max_tier_lines, self.memo.as_ref()) else {
+            return Ok(());
+        };
+        let lines = m.borrow().tier.occupancy_lines();
+        if lines <= limit {
+            return Ok(());
+        }
+        let line_bytes = self.cache.as_ref().map_or(0, |(c, _)| c.line_bytes);
+        Err(JobError::Memory(format!(
+            "The SSD cache tier came to hold more than {limit} lines of {} ({} of this trace's data): more than this run may simulate for the array replay. Choose a larger cache line or a smaller cache, or run `blocksight predict` on the command line, which has no such limit.",
+            bytes(line_bytes),
+            bytes(limit.saturating_mul(line_bytes))
+        )))
+    }
+
+    fn assumptions(&self, replayed: u64) -> (String, Vec<String>) {
+        let r = &self.plan.request;
+        let mut assumptions: Vec<String> = Vec::new();
+        for (without, with) in &self.plan.arrays {
+            // With the cache tier, the configuration that has its devices describes them too.
+            let c = if self.cache.is_some() { with } else { without };
+            for a in c.assumptions() {
+                if !assumptions.contains(&a) {
+                    assumptions.push(a);
+                }
+            }
+        }
+        let workload = match r.chosen() {
+            Load::Speed(speed) => format!(
+                "trace replay at its timestamps, speed ×{speed}, {}",
+                crate::units::plural(replayed, "request", "requests")
+            ),
+            Load::Outstanding(qd) => format!(
+                "trace replay in closed loop, {}, {}",
+                crate::units::plural(qd.into(), "outstanding I/O", "outstanding I/Os"),
+                crate::units::plural(replayed, "request", "requests")
+            ),
+        };
+        assumptions.push("trace offsets beyond a layout's capacity wrap around it; discards and flushes are not replayed".into());
+        if let Some(w) = self.window.describe() {
+            assumptions.push(w);
+        }
+        if r.curve {
+            assumptions.push(match r.speed {
+                Some(s) => format!(
+                    "curve: the same replay at speed ×{}, each a separate run from an idle array (and a cold cache)",
+                    CURVE_SPEEDS.map(|f| (f * s).to_string()).join(", ×")
+                ),
+                None => format!(
+                    "curve: the same replay at {} outstanding I/Os, each depth a separate run from an idle array (and a cold cache)",
+                    CURVE_DEPTHS.map(|d| d.to_string()).join(", ")
+                ),
+            });
+        }
+        if let Some((_, desc)) = &self.cache {
+            assumptions.push(format!(
+                "cache tier: {desc} on {}, starting cold",
+                r.cache_devices.describe()
+            ));
+        }
+        if r.configs
+            .iter()
+            .any(|c| c.controller_cache && c.controller.cache_bytes.is_none())
+        {
+            assumptions.push(format!(
+                "controller cache: a hardware controller with {} battery-backed write-back cache",
+                bytes(CONTROLLER_CACHE_BYTES)
+            ));
+        }
+        (workload, assumptions)
+    }
+
+    fn finish_replays(self) -> PredictResult {
+        let chosen = self.plan.request.chosen();
+        let curve = self.plan.request.curve;
+        let replayed = self
+            .layouts
+            .first()
+            .and_then(|l| l.plain.first())
+            .map_or(0, |(_, r)| r.counts().0);
+        let (workload, assumptions) = self.assumptions(replayed);
+        let mut configs = Vec::new();
+        let Predict {
+            plan,
+            layouts,
+            cache,
+            ..
+        } = self;
+        for ((params, (without_cfg, _)), runs) in
+            plan.request.configs.iter().zip(&plan.arrays).zip(layouts)
+        {
+            let (without, plain_curve) = finish_runs(runs.plain, chosen);
+            let (with, cached_curve) = finish_runs(runs.cached, chosen);
+            let Some(without_cache) = without else {
+                continue;
+            };
+            configs.push(layout_prediction(
+                params,
+                without_cfg,
+                without_cache,
+                with,
+                if curve { plain_curve } else { Vec::new() },
+                if curve { cached_curve } else { Vec::new() },
+            ));
+        }
+        PredictResult {
+            cache_description: cache.map(|(_, d)| d),
+            request: plan.request,
+            configs,
+            workload,
+            replayed_requests: replayed,
+            assumptions,
+        }
+    }
+
+    /// The synthetic profile's prediction (no trace).
+    fn synthetic(&mut self) -> Result<PredictResult, JobError> {
+        let r = self.plan.request.clone();
+        let Some(p) = &r.profile else {
+            return Err(JobError::invalid("profile", "none given"));
+        };
+        let kind = ProfileKind::from_name(&p.name).ok_or_else(|| JobError::UnknownName {
+            what: "profile",
+            name: p.name.clone(),
+            expected: ProfileKind::ALL
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+        let mut spec: AccessSpec = kind.spec();
+        if let Some(s) = p.io_size_bytes {
+            if s == 0 || s > (1 << 30) || s % 512 != 0 {
+                return Err(JobError::invalid(
+                    format!("I/O size {s}"),
+                    "a multiple of 512 bytes up to 1 GiB",
+                ));
+            }
+            spec.len_bytes = s as u32;
+            spec.align_bytes = s;
+        }
+        if let Some(pct) = p.read_percent {
+            if !(0.0..=100.0).contains(&pct) {
+                return Err(JobError::invalid(
+                    format!("read percentage {pct}"),
+                    "between 0 and 100",
+                ));
+            }
+            spec.read_fraction = pct / 100.0;
+        }
+        if r.speed.is_some() {
+            return Err(JobError::invalid(
+                "speed",
+                "an open-loop replay needs a trace's timestamps; a profile runs in closed loop",
+            ));
+        }
+        self.cache = self.cache_config()?;
+        let qd = r.outstanding.max(1);
+        let mut assumptions = Vec::new();
+        let mut configs = Vec::new();
+        let mut warm_all = 0;
+        let mut span_all = 0;
+        for (params, (without_cfg, with_cfg)) in r.configs.iter().zip(&self.plan.arrays) {
+            let capacity = without_cfg.capacity_bytes();
+            let span = p.span_bytes.unwrap_or(capacity).min(capacity);
+            span_all = span;
+            let warm = match &self.cache {
+                Some((c, _)) => cache_warmup_requests(
+                    span,
+                    c.capacity_lines * c.line_bytes,
+                    c.line_bytes,
+                    spec.len_bytes,
+                )
+                .saturating_mul(SimulatorTier::warmup_factor(c))
+                .min(50_000_000),
+                None => 0,
+            };
+            warm_all = warm;
+            let w = Synthetic {
+                spec,
+                span_bytes: span,
+                outstanding: qd,
+                requests: p.requests.max(100),
+                seed: p.seed,
+                cache_warmup_requests: warm,
+            };
+            let without = run_synthetic(without_cfg, &w, None);
+            let with = match &self.cache {
+                Some((c, desc)) => {
+                    let mut tier = SimulatorTier::new(c, desc.clone())?;
+                    Some(run_synthetic(with_cfg, &w, Some(&mut tier)))
+                }
+                None => None,
+            };
+            let short = Synthetic {
+                requests: w.requests.min(50_000),
+                ..w
+            };
+            let curve = if r.curve {
+                sweep_depths(without_cfg, &short, &CURVE_DEPTHS, || None)
+            } else {
+                Vec::new()
+            };
+            let curve_with_cache = match (&self.cache, r.curve) {
+                (Some((c, desc)), true) => sweep_depths(with_cfg, &short, &CURVE_DEPTHS, || {
+                    SimulatorTier::new(c, desc.clone())
+                        .ok()
+                        .map(|t| Box::new(t) as Box<dyn CacheTier>)
+                }),
+                _ => Vec::new(),
+            };
+            let described = if self.cache.is_some() {
+                with_cfg
+            } else {
+                without_cfg
+            };
+            for a in described.assumptions() {
+                if !assumptions.contains(&a) {
+                    assumptions.push(a);
+                }
+            }
+            configs.push(layout_prediction(
+                params,
+                without_cfg,
+                without,
+                with,
+                curve,
+                curve_with_cache,
+            ));
+        }
+        if let Some((_, desc)) = &self.cache {
+            assumptions.push(format!(
+                "cache tier: {desc} on {}, warmed with {} requests of the same profile before measuring",
+                r.cache_devices.describe(),
+                count(warm_all)
+            ));
+        }
+        let workload = format!(
+            "{} ({}, {}% read, {}) over {}, {}, {} requests, seed {}",
+            kind.name(),
+            bytes(spec.len_bytes.into()),
+            (spec.read_fraction * 100.0).round(),
+            if spec.sequential {
+                "sequential"
+            } else {
+                "random"
+            },
+            bytes(span_all),
+            crate::units::plural(qd.into(), "outstanding I/O", "outstanding I/Os"),
+            count(p.requests.max(100)),
+            p.seed
+        );
+        Ok(PredictResult {
+            cache_description: self.cache.as_ref().map(|(_, d)| d.clone()),
+            request: r,
+            configs,
+            workload,
+            replayed_requests: 0,
+            assumptions,
+        })
+    }
+}
+
+fn layout_prediction(
+    params: &ArrayParams,
+    cfg: &ArrayConfig,
+    without_cache: RunResult,
+    with_cache: Option<RunResult>,
+    curve: Vec<CurvePoint>,
+    curve_with_cache: Vec<CurvePoint>,
+) -> ConfigPrediction {
+    let busiest = without_cache
+        .disks
+        .iter()
+        .filter(|d| d.tier == "array")
+        .map(|d| d.utilisation)
+        .fold(0.0, f64::max);
+    ConfigPrediction {
+        params: params.clone(),
+        description: cfg.describe(),
+        capacity_bytes: cfg.capacity_bytes(),
+        speedup: with_cache
+            .as_ref()
+            .map(|w| w.iops / without_cache.iops.max(1e-9)),
+        rebuild_secs: cfg.rebuild_estimate_secs(busiest),
+        without_cache,
+        with_cache,
+        curve,
+        curve_with_cache,
+    }
+}
+
+impl Job for Predict {
+    type Output = PredictResult;
+
+    fn passes(&self) -> usize {
+        if self.plan.request.profile.is_some() {
+            0
+        } else if self.footprint.is_some() {
+            2
+        } else {
+            1
+        }
+    }
+
+    fn begin_pass(&mut self, _pass: usize) {
+        self.window.reset();
+    }
+
+    fn observe(&mut self, e: &IoEvent) {
+        if !self.window.admits(e) {
+            return;
+        }
+        if self.footprint_lines.is_none() {
+            if let Some(f) = self.footprint.as_mut() {
+                f.observe(e);
+                return;
+            }
+        }
+        for l in &mut self.layouts {
+            for (_, r) in l.plain.iter_mut().chain(l.cached.iter_mut()) {
+                r.observe(e);
+            }
+        }
+    }
+
+    fn end_pass(
+        &mut self,
+        _header: &TraceHeader,
+        _diagnostics: &Diagnostics,
+    ) -> Result<(), JobError> {
+        if self.footprint_lines.is_none() {
+            if let Some(f) = &self.footprint {
+                self.footprint_lines = Some(f.lines().0);
+                return self.start_replays();
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<PredictResult, JobError> {
+        if let Some(r) = self.result.take() {
+            return Ok(r);
+        }
+        self.check_memory()?;
+        Ok(self.finish_replays())
+    }
+}
+
+/// Finishes one layout's replays: the run at the chosen load and every load's point.
+fn finish_runs(
+    runs: Vec<(Load, TraceReplay<'_>)>,
+    chosen: Load,
+) -> (Option<RunResult>, Vec<CurvePoint>) {
+    let mut picked = None;
+    let mut points = Vec::new();
+    for (load, replay) in runs {
+        let r = replay.finish();
+        points.push(CurvePoint {
+            load: load.value(),
+            iops: r.iops,
+            mean_latency_nanos: r.latency.mean_nanos,
+            p99_latency_nanos: r.latency.p99_nanos,
+        });
+        if load == chosen {
+            picked = Some(r);
+        }
+    }
+    (picked, points)
+}
+
+/// The one cache simulator behind every [`SharedTier`], and its answer to the latest request.
+struct Memo {
+    tier: SimulatorTier,
+    /// How many requests the simulator has seen.
+    computed: u64,
+    access: CacheAccess,
+    backend: Vec<IoEvent>,
+}
+
+/// One replay's view of the shared cache simulator: its k-th request is the simulator's k-th
+/// (every replay is fed the same requests in the same order and skips the same ones), so the
+/// first replay to reach a request runs the simulator and the others copy its answer.
+struct SharedTier {
+    memo: Rc<RefCell<Memo>>,
+    /// Requests this replay has passed to the cache.
+    accesses: u64,
+}
+
+impl CacheTier for SharedTier {
+    fn access(&mut self, request: &IoEvent, backend: &mut Vec<IoEvent>) -> CacheAccess {
+        self.accesses += 1;
+        let mut m = self.memo.borrow_mut();
+        if m.computed < self.accesses {
+            let Memo {
+                tier,
+                access,
+                backend: out,
+                computed,
+            } = &mut *m;
+            out.clear();
+            *access = tier.access(request, out);
+            *computed += 1;
+        }
+        backend.extend_from_slice(&m.backend);
+        m.access
+    }
+
+    fn writes_back(&self) -> bool {
+        self.memo.borrow().tier.writes_back()
+    }
+
+    fn describe(&self) -> String {
+        self.memo.borrow().tier.describe()
+    }
+}

@@ -1,0 +1,548 @@
+//! The SSD-cache simulation: one cache, or a grid of policies × sizes, over one read of the
+//! trace (every simulator is fed the same decoded events), plus, on request, MiniSim hit-ratio
+//! curves of several policies from the same pass. Sizes may be shares of the footprint; the
+//! footprint (and Belady's future) come from a first pass.
+//!
+//! Hosts that want the grid's cells on several threads take them with [`Simulate::split`]:
+//! each [`Part`] is `Send`, builds its simulators on the thread that runs it, and is fed the
+//! same batches of events ([`Simulate::window_batch`] cuts them to the time window first).
+
+use serde::{Deserialize, Serialize};
+
+use super::{CacheParams, CacheSize, Job, JobError, LineFootprint, WindowFilter, WindowNanos};
+use crate::cache::{
+    NextUse, NextUseBuilder, PolicyKind, Preset, SampledSimulator, SimConfig, SimResult, Simulator,
+    WriteMode,
+};
+use crate::mrc::minisim::{MiniSim, MiniSimConfig};
+use crate::mrc::{linear_sizes, MrcReport};
+use crate::{Diagnostics, IoEvent, TraceHeader};
+
+/// Policies whose MiniSim curves are drawn (with the chosen one, when it is another online
+/// policy).
+pub const CURVE_POLICIES: [&str; 4] = ["fifo", "arc", "s3fifo", "lirs"];
+
+/// Cache sizes per curve, evenly spaced up to the footprint.
+pub const CURVE_SIZES: u32 = 16;
+
+/// Most cells of a grid.
+pub const MAX_CELLS: usize = 256;
+
+/// What to simulate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimulateRequest {
+    /// The cache (its size is the grid's only size when `sizes` is empty).
+    pub cache: CacheParams,
+    /// The trace's footprint in lines of `cache.line_bytes`, when the host knows it already
+    /// (the web app, from its analysis): no first pass for percentages or curves.
+    #[serde(default)]
+    pub footprint_lines: Option<u64>,
+    /// Also compute the policies' curves (they do not depend on the size).
+    #[serde(default)]
+    pub with_curves: bool,
+    /// Only `[start, end)` nanoseconds after the first request.
+    #[serde(default)]
+    pub window_nanos: WindowNanos,
+    /// The grid's policies (names); empty: the cache's own.
+    #[serde(default)]
+    pub policies: Vec<String>,
+    /// The grid's sizes; empty: the cache's own.
+    #[serde(default)]
+    pub sizes: Vec<CacheSize>,
+    /// Leading time excluded from the after-warm-up figures.
+    #[serde(default)]
+    pub warmup_nanos: u64,
+    /// Time bins of the hits-and-fills series.
+    #[serde(default = "default_time_bins")]
+    pub time_bins: usize,
+    /// Most lines a cache is simulated with exactly; a larger one (over a larger footprint)
+    /// runs on a spatial sample and says so (the browser's bound on memory). `None`: exact.
+    #[serde(default)]
+    pub max_exact_lines: Option<u64>,
+}
+
+fn default_time_bins() -> usize {
+    100
+}
+
+impl SimulateRequest {
+    /// One cache, the whole trace, no curves.
+    pub fn new(cache: CacheParams) -> SimulateRequest {
+        SimulateRequest {
+            cache,
+            footprint_lines: None,
+            with_curves: false,
+            window_nanos: None,
+            policies: Vec::new(),
+            sizes: Vec::new(),
+            warmup_nanos: 0,
+            time_bins: default_time_bins(),
+            max_exact_lines: None,
+        }
+    }
+
+    fn grid(&self) -> Vec<CacheParams> {
+        let policies = if self.policies.is_empty() {
+            vec![self.cache.policy.clone()]
+        } else {
+            self.policies.clone()
+        };
+        let sizes = if self.sizes.is_empty() {
+            vec![self.cache.size()]
+        } else {
+            self.sizes.clone()
+        };
+        let mut v = Vec::new();
+        for p in &policies {
+            for &s in &sizes {
+                v.push(
+                    CacheParams {
+                        policy: p.clone(),
+                        ..self.cache.clone()
+                    }
+                    .with_size(s),
+                );
+            }
+        }
+        v
+    }
+}
+
+/// One cell of the grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimRun {
+    pub policy: String,
+    pub size: CacheSize,
+    pub preset: Option<String>,
+    pub result: SimResult,
+    /// The spatial sampling rate when the cache was too large to simulate exactly (the counts
+    /// are then estimates scaled to the whole trace); `None` when exact.
+    #[serde(default)]
+    pub sampled_rate: Option<f64>,
+    pub assumptions: Vec<String>,
+}
+
+/// What `blocksight simulate --json` prints and the worker posts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimulateResult {
+    pub request: SimulateRequest,
+    /// The footprint in lines of the cache's line size, when it was needed or given.
+    pub footprint_lines: Option<u64>,
+    /// The grid, policies × sizes in request order (one cell for one cache).
+    pub runs: Vec<SimRun>,
+    /// One MiniSim curve per policy, when asked for.
+    pub curves: Vec<MrcReport>,
+}
+
+/// A cell's simulator.
+enum Sim {
+    Exact(Simulator),
+    Sampled(SampledSimulator),
+}
+
+/// A cell being simulated.
+pub struct Cell {
+    index: usize,
+    params: CacheParams,
+    sim: Sim,
+}
+
+impl Cell {
+    pub fn observe(&mut self, e: &IoEvent) {
+        match &mut self.sim {
+            Sim::Exact(s) => s.observe(e),
+            Sim::Sampled(s) => s.observe(e),
+        }
+    }
+
+    fn finish(self) -> (usize, SimRun) {
+        let (result, rate) = match self.sim {
+            Sim::Exact(s) => (s.finish(), 1.0),
+            Sim::Sampled(s) => {
+                let rate = s.rate();
+                (s.finish(), rate)
+            }
+        };
+        let preset = self.params.preset().ok().flatten();
+        (
+            self.index,
+            SimRun {
+                policy: self.params.policy.clone(),
+                size: self.params.size(),
+                preset: preset.map(|p| p.name.to_string()),
+                assumptions: assumptions(&result, preset),
+                sampled_rate: (rate < 1.0).then_some(rate),
+                result,
+            },
+        )
+    }
+}
+
+/// A cell to build: its configuration, checked.
+#[derive(Clone, Debug)]
+struct CellSpec {
+    index: usize,
+    params: CacheParams,
+    config: SimConfig,
+    /// Sample above this many lines.
+    limit: u64,
+}
+
+impl CellSpec {
+    fn build(self, future: Option<&NextUse>) -> Result<Cell, JobError> {
+        let sim = match (self.config.policy.needs_future(), future) {
+            (true, Some(f)) => Sim::Exact(Simulator::with_future(&self.config, f.clone())?),
+            (true, None) => Sim::Exact(Simulator::new(&self.config)?),
+            (false, _) => Sim::Sampled(SampledSimulator::new(&self.config, self.limit)?),
+        };
+        Ok(Cell {
+            index: self.index,
+            params: self.params,
+            sim,
+        })
+    }
+}
+
+/// Some cells of the grid, to run on any thread: build them there with [`Part::start`].
+pub struct Part {
+    specs: Vec<CellSpec>,
+    future: Option<NextUse>,
+}
+
+impl Part {
+    /// Builds the part's simulators (on the thread that runs them).
+    pub fn start(self) -> Result<Running, JobError> {
+        let future = self.future;
+        let cells = self
+            .specs
+            .into_iter()
+            .map(|s| s.build(future.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Running { cells })
+    }
+}
+
+/// A started [`Part`].
+pub struct Running {
+    cells: Vec<Cell>,
+}
+
+impl Running {
+    /// Feeds a batch (already cut to the window) to every cell.
+    pub fn observe_batch(&mut self, events: &[IoEvent]) {
+        for c in &mut self.cells {
+            for e in events {
+                c.observe(e);
+            }
+        }
+    }
+
+    pub fn finish(self) -> Finished {
+        Finished(self.cells.into_iter().map(Cell::finish).collect())
+    }
+}
+
+/// A finished [`Running`], handed back to [`Simulate::join`].
+pub struct Finished(Vec<(usize, SimRun)>);
+
+/// The simulation job: see the module documentation.
+pub struct Simulate {
+    request: SimulateRequest,
+    grid: Vec<CacheParams>,
+    window: WindowFilter,
+    /// Pass 0 when a size or the curves need the footprint, or a policy the future.
+    footprint: Option<LineFootprint>,
+    future: Option<NextUseBuilder>,
+    footprint_lines: Option<u64>,
+    prepared: bool,
+    passes: usize,
+    cells: Vec<Cell>,
+    /// Cells handed to [`Simulate::split`] (built elsewhere).
+    split_specs: Vec<CellSpec>,
+    split_future: Option<NextUse>,
+    outside: usize,
+    curves: Vec<MiniSim>,
+    done: Vec<(usize, SimRun)>,
+    header: TraceHeader,
+}
+
+impl Simulate {
+    pub fn new(request: SimulateRequest) -> Result<Simulate, JobError> {
+        let grid = request.grid();
+        if grid.len() > MAX_CELLS {
+            return Err(JobError::invalid(
+                "grid",
+                format!("{} policies × sizes; at most {MAX_CELLS}", grid.len()),
+            ));
+        }
+        if request.time_bins == 0 {
+            return Err(crate::cache::ConfigError::TimeBins.into());
+        }
+        // Check every name and fixed size now, before any pass.
+        for c in &grid {
+            c.choice()?;
+            if !c.needs_footprint() {
+                c.sim_config(None)?;
+            }
+        }
+        let line = request.cache.line_bytes;
+        let needs_footprint = request.footprint_lines.is_none()
+            && (grid.iter().any(CacheParams::needs_footprint) || request.with_curves);
+        let needs_future = grid.iter().any(|c| {
+            c.choice()
+                .is_ok_and(|ch| ch.config(1).policy.needs_future())
+        });
+        let footprint = needs_footprint.then(|| LineFootprint::new(line));
+        let future = needs_future.then(|| NextUseBuilder::new(line));
+        let passes = if footprint.is_some() || future.is_some() {
+            2
+        } else {
+            1
+        };
+        let mut job = Simulate {
+            window: WindowFilter::new(request.window_nanos),
+            footprint_lines: request.footprint_lines,
+            request,
+            grid,
+            footprint,
+            future,
+            prepared: false,
+            passes,
+            cells: Vec::new(),
+            split_specs: Vec::new(),
+            split_future: None,
+            outside: 0,
+            curves: Vec::new(),
+            done: Vec::new(),
+            header: TraceHeader::default(),
+        };
+        if passes == 1 {
+            job.prepare()?;
+        }
+        Ok(job)
+    }
+
+    fn prepare(&mut self) -> Result<(), JobError> {
+        let footprint = self.footprint_lines;
+        let limit = self.request.max_exact_lines.unwrap_or(u64::MAX);
+        // Resident lines never exceed the footprint: a trace whose footprint fits is simulated
+        // exactly whatever the cache size; otherwise a cache over the limit is sampled.
+        let limit = match footprint {
+            Some(f) if (1..=limit).contains(&f) => u64::MAX,
+            _ => limit,
+        };
+        let future = self.future.take().map(NextUseBuilder::finish);
+        let mut specs = Vec::new();
+        for (index, params) in self.grid.iter().enumerate() {
+            let mut config = params.sim_config(footprint)?;
+            config.warmup_nanos = self.request.warmup_nanos;
+            config.time_bins = self.request.time_bins;
+            specs.push(CellSpec {
+                index,
+                params: params.clone(),
+                config,
+                limit,
+            });
+        }
+        self.cells = specs
+            .iter()
+            .cloned()
+            .map(|s| s.build(future.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.split_specs = specs;
+        self.split_future = future;
+        if self.request.with_curves {
+            let f = footprint.unwrap_or(0);
+            if f > 0 {
+                let base = self.grid[0].sim_config(footprint)?;
+                let sizes = linear_sizes(f, CURVE_SIZES);
+                let mut policies: Vec<PolicyKind> = CURVE_POLICIES
+                    .iter()
+                    .filter_map(|p| PolicyKind::from_name(p))
+                    .collect();
+                for c in &self.grid {
+                    let p = c.choice()?.config(1).policy;
+                    if p != PolicyKind::Lru && !p.needs_future() && !policies.contains(&p) {
+                        policies.push(p);
+                    }
+                }
+                for policy in policies {
+                    let mut c = MiniSimConfig::new(policy, base.line_bytes, sizes.clone());
+                    c.sim.mode = base.mode;
+                    self.curves.push(MiniSim::new(c).map_err(|e| {
+                        JobError::invalid(format!("curve {}", policy.name()), e.to_string())
+                    })?);
+                }
+            }
+        }
+        self.prepared = true;
+        Ok(())
+    }
+
+    /// Cells in the grid.
+    pub fn cells(&self) -> usize {
+        self.grid.len()
+    }
+
+    /// Hands the grid's cells to the host in `parts` [`Part`]s to run on its threads; this job
+    /// then feeds only the curves. Call before the last pass's first event.
+    pub fn split(&mut self, parts: usize) -> Vec<Part> {
+        let parts = parts.clamp(1, self.split_specs.len().max(1));
+        let specs = std::mem::take(&mut self.split_specs);
+        self.outside = specs.len();
+        self.cells.clear();
+        let mut out: Vec<Part> = (0..parts)
+            .map(|_| Part {
+                specs: Vec::new(),
+                future: self.split_future.clone(),
+            })
+            .collect();
+        for (i, s) in specs.into_iter().enumerate() {
+            out[i % parts].specs.push(s);
+        }
+        out.retain(|p| !p.specs.is_empty());
+        out
+    }
+
+    /// Gives back what the parts of [`Simulate::split`] computed.
+    pub fn join(&mut self, finished: Vec<Finished>) {
+        for f in finished {
+            self.outside = self.outside.saturating_sub(f.0.len());
+            self.done.extend(f.0);
+        }
+    }
+
+    /// Cuts a batch of events to the window and feeds the job's own consumers (the curves, the
+    /// cells not split off, the first pass); returns the events the parts must see.
+    pub fn window_batch(&mut self, events: &[IoEvent], out: &mut Vec<IoEvent>) {
+        out.clear();
+        for e in events {
+            if self.window.admits(e) {
+                out.push(*e);
+            }
+        }
+        if !self.prepared {
+            for e in out.iter() {
+                self.first_pass(e);
+            }
+            out.clear();
+            return;
+        }
+        for e in out.iter() {
+            for c in &mut self.curves {
+                c.observe(e);
+            }
+            for c in &mut self.cells {
+                c.observe(e);
+            }
+        }
+    }
+
+    fn first_pass(&mut self, e: &IoEvent) {
+        if let Some(f) = self.footprint.as_mut() {
+            f.observe(e);
+        }
+        if let Some(f) = self.future.as_mut() {
+            f.observe(e);
+        }
+    }
+}
+
+impl Job for Simulate {
+    type Output = SimulateResult;
+
+    fn passes(&self) -> usize {
+        self.passes
+    }
+
+    fn begin_pass(&mut self, _pass: usize) {
+        self.window.reset();
+    }
+
+    fn observe(&mut self, e: &IoEvent) {
+        if !self.window.admits(e) {
+            return;
+        }
+        if !self.prepared {
+            self.first_pass(e);
+            return;
+        }
+        for c in &mut self.cells {
+            c.observe(e);
+        }
+        for c in &mut self.curves {
+            c.observe(e);
+        }
+    }
+
+    fn end_pass(
+        &mut self,
+        header: &TraceHeader,
+        _diagnostics: &Diagnostics,
+    ) -> Result<(), JobError> {
+        self.header = header.clone();
+        if !self.prepared {
+            if let Some(f) = &self.footprint {
+                self.footprint_lines = Some(f.lines().0);
+            }
+            self.prepare()?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<SimulateResult, JobError> {
+        if self.outside > 0 {
+            return Err(JobError::invalid(
+                "grid",
+                "cells were split off and not joined back",
+            ));
+        }
+        let mut runs: Vec<(usize, SimRun)> = std::mem::take(&mut self.done);
+        runs.extend(self.cells.into_iter().map(Cell::finish));
+        runs.sort_by_key(|(i, _)| *i);
+        Ok(SimulateResult {
+            footprint_lines: self.footprint_lines,
+            runs: runs.into_iter().map(|(_, r)| r).collect(),
+            curves: self
+                .curves
+                .into_iter()
+                .map(|c| c.finish(&self.header))
+                .collect(),
+            request: self.request,
+        })
+    }
+}
+
+/// What a reader needs to interpret a run.
+pub fn assumptions(r: &SimResult, preset: Option<Preset>) -> Vec<String> {
+    let c = &r.config;
+    let mut a = vec![
+        format!(
+            "a request touching any byte of a {} line touches the whole line; a request hits only if all its lines hit",
+            crate::units::bytes(c.line_bytes)
+        ),
+        match c.mode {
+            WriteMode::ReadOnly => "read-only: writes go to the disks and invalidate cached lines".to_string(),
+            WriteMode::WriteThrough => "write-through: every write goes to the disks; write misses allocate lines".to_string(),
+            WriteMode::WriteAround => "write-around: every write goes to the disks; only lines already cached are updated".to_string(),
+            WriteMode::WriteBack => "write-back: writes are absorbed; dirty evictions and the final flush of dirty lines are the disks' writes".to_string(),
+        },
+        "missed lines that are cached are read whole from the disks; discards invalidate; host flushes cost nothing (non-volatile cache)".to_string(),
+    ];
+    if c.policy == PolicyKind::Belady {
+        a.push("Belady knows the future: an upper bound no real cache reaches".to_string());
+    }
+    if let Some(p) = preset {
+        a.push(format!("preset {}: {}", p.name, p.assumptions));
+    }
+    a
+}
+
+/// The footprint of a curve's analysis (in its own lines) in lines of `line_bytes`: the bytes
+/// touched at the analysis's line size, rounded up.
+pub fn footprint_lines_at(report: &MrcReport, line_bytes: u64) -> u64 {
+    report
+        .footprint_lines
+        .saturating_mul(report.line_bytes)
+        .div_ceil(line_bytes.max(1))
+}
