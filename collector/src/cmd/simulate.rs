@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use analyzer_core::cache::dmcache;
 use analyzer_core::cache::sim::Summary;
 use analyzer_core::cache::{Preset, WriteMode};
 use analyzer_core::job::simulate::{SimRun, Simulate, SimulateRequest, SimulateResult};
@@ -41,6 +42,19 @@ pub struct Args {
     /// (docs/cache.md lists their sources and assumptions). Other flags override its settings.
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
+    /// dm-cache-smq: size of the origin device (default: the highest byte the trace touches).
+    #[arg(long = "origin-size", value_name = "SIZE")]
+    pub origin_size: Option<String>,
+    /// dm-cache-smq: how long before the first event the cache was created (default 0s):
+    /// smq's first tick.
+    #[arg(long = "created-before", value_name = "DURATION")]
+    pub created_before: Option<String>,
+    /// dm-cache-smq: bio latency where the trace has none (default 1ms).
+    #[arg(long = "bio-latency", value_name = "DURATION")]
+    pub bio_latency: Option<String>,
+    /// dm-cache-smq: how long one promotion, demotion or writeback takes (default 0).
+    #[arg(long = "migration-time", value_name = "DURATION")]
+    pub migration_time: Option<String>,
     /// Exclude this leading time window from the after-warm-up figures (90s, 10m, 1h).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
@@ -186,6 +200,9 @@ fn run_split(
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
+    if args.preset.as_deref().is_some_and(dmcache::is_model_name) {
+        return run_dm_cache_smq(args);
+    }
     let (result, read) = simulate(args)?;
     input::warn_diagnostics(&read);
     let mut out = std::io::stdout().lock();
@@ -397,6 +414,68 @@ fn print_text(
     writeln!(out, "assumptions")?;
     for a in assumptions {
         writeln!(out, "  - {a}")?;
+    }
+    Ok(())
+}
+
+/// `--preset dm-cache-smq`: the dm-cache/smq product model (`analyzer_core::cache::dmcache`),
+/// which counts what `dmsetup status` counts.
+fn run_dm_cache_smq(args: &Args) -> anyhow::Result<()> {
+    let cache_bytes = match CacheSize::parse(&args.cache_size).context("--cache-size")? {
+        CacheSize::Bytes(b) => b,
+        CacheSize::FootprintPercent(_) => {
+            bail!("--preset dm-cache-smq takes --cache-size as a size, not a percentage")
+        }
+    };
+    let block_bytes = match &args.line_size {
+        Some(s) => parse_size(s)
+            .map_err(anyhow::Error::msg)
+            .context("--line-size")?,
+        None => dmcache::DEFAULT_BLOCK_BYTES,
+    };
+    let origin_bytes = match &args.origin_size {
+        Some(s) => parse_size(s)
+            .map_err(anyhow::Error::msg)
+            .context("--origin-size")?,
+        None => {
+            let mut end = 0u64;
+            input::read_events(&args.input, |e| end = end.max(e.end_bytes()))?;
+            end.div_ceil(block_bytes.max(1)) * block_bytes
+        }
+    };
+    let mut config = dmcache::DmCacheConfig::new(block_bytes, cache_bytes, origin_bytes);
+    if let Some(m) = &args.mode {
+        config.mode = dmcache::DmCacheMode::from_name(m)
+            .with_context(|| format!("--mode {m:?}: dm-cache-smq takes wb or wt"))?;
+    }
+    if let Some(d) = &args.created_before {
+        config.created_before_nanos = parse_duration(d)
+            .map_err(anyhow::Error::msg)
+            .context("--created-before")?;
+    }
+    if let Some(d) = &args.bio_latency {
+        config.bio_latency_nanos = parse_duration(d)
+            .map_err(anyhow::Error::msg)
+            .context("--bio-latency")?;
+    }
+    if let Some(d) = &args.migration_time {
+        config.migration_nanos = parse_duration(d)
+            .map_err(anyhow::Error::msg)
+            .context("--migration-time")?;
+    }
+    let mut model = dmcache::DmCacheModel::new(&config).map_err(anyhow::Error::msg)?;
+    let read = input::read_events(&args.input, |e| model.observe(e))?;
+    input::warn_diagnostics(&read);
+    let result = model.finish();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(
+            &mut out,
+            &serde_json::json!({ "model": dmcache::MODEL_NAME, "result": result }),
+        )?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", dmcache::status_text(&result))?;
     }
     Ok(())
 }

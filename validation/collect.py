@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Files a lab run's workloads as small stored lab outputs.
+
+    validation/collect.py OUT_DIR/out.txt DEST_DIR [--blocksight PATH] [--only NAME...]
+
+For every `# WORKLOAD name k=v ...` block of the guest's dump (validation/guest/common.sh) it
+writes DEST_DIR/<name>/:
+  bios.bst   the bios the stacked device (dm-cache, bcache or md) was asked to serve, as
+             `blocksight import --format tracefs --action Q` reads them from its
+             block_bio_queue lines
+  lab.json   the workload's parameters, the kernel's counters and, for md, what md sent to
+             each member (bios, sectors; from the members' block_bio_queue lines) and the
+             members' /sys/block/*/stat differences
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+LINE = re.compile(r"^\s*(?P<task>.+?)\s+\[(?P<cpu>\d+)\]\s+\S*\s*(?P<ts>\d+\.\d+): (?P<ev>block_bio_queue|block_bio_complete): "
+                  r"(?P<maj>\d+),(?P<min>\d+) (?P<rwbs>\S+) (?P<sector>\d+) \+ (?P<len>\d+)")
+STAT_FIELDS = ["reads", "reads_merged", "sectors_read", "read_ms", "writes", "writes_merged",
+               "sectors_written", "write_ms", "in_flight", "io_ms", "weighted_ms"]
+
+
+def parse_params(text):
+    """k=v pairs; a value may be quoted with double quotes."""
+    out = {}
+    for m in re.finditer(r'(\w+)=("([^"]*)"|\S*)', text):
+        v = m.group(3) if m.group(3) is not None else m.group(2)
+        out[m.group(1)] = int(v) if re.fullmatch(r"-?\d+", v) else v
+    return out
+
+
+def workloads(path):
+    cur = None
+    with open(path, errors="replace") as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            if line.startswith("# WORKLOAD "):
+                rest = line[len("# WORKLOAD "):]
+                name, _, params = rest.partition(" ")
+                cur = {"name": name, "params": parse_params(params), "devs": {}, "trace": [],
+                       "counters": [], "overruns": None}
+            elif cur is None:
+                continue
+            elif line.startswith("# DEV "):
+                parts = line.split()
+                cur["devs"][parts[2]] = parts[3:]
+            elif line.startswith("# OVERRUNS "):
+                cur["overruns"] = int(line.split()[2])
+            elif line.startswith("# COUNTER "):
+                cur["counters"].append(line[len("# COUNTER "):])
+            elif line.startswith("# END "):
+                yield cur
+                cur = None
+            elif "block_bio_queue:" in line or "block_bio_complete:" in line:
+                cur["trace"].append(line)
+            elif "tracing_mark_write: blocksight-created" in line:
+                m = re.search(r"(\d+\.\d+): tracing_mark_write", line)
+                if m:
+                    cur["created_ts"] = float(m.group(1))
+
+
+def rw_of(rwbs):
+    if "D" in rwbs:
+        return "discard"
+    if "W" in rwbs:
+        return "write"
+    if "R" in rwbs:
+        return "read"
+    return "other"
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 2:
+        sys.exit(__doc__)
+    src, dest = args[0], args[1]
+    blocksight = "blocksight"
+    only = None
+    rest = args[2:]
+    while rest:
+        a = rest.pop(0)
+        if a == "--blocksight":
+            blocksight = rest.pop(0)
+        elif a == "--only":
+            only = set(rest)
+            rest = []
+    for w in workloads(src):
+        if only and w["name"] not in only:
+            continue
+        p = w["params"]
+        dev = p.get("dev", "")
+        names = {v[0] if v else "": k for k, v in w["devs"].items()}
+        stacked, members, first_ts = [], {}, None
+        member_names = [os.path.basename(m) for m in str(p.get("members", "")).split()]
+        member_devs = {w_dev: n for n, w_dev in names.items() if n in member_names}
+        for line in w["trace"]:
+            m = LINE.match(line)
+            if not m:
+                continue
+            d = f"{m['maj']},{m['min']}"
+            if d == dev:
+                stacked.append(line)
+                if m["ev"] == "block_bio_queue" and first_ts is None:
+                    first_ts = float(m["ts"])
+            elif d in member_devs and m["ev"] == "block_bio_queue":
+                name = member_devs[d]
+                c = members.setdefault(name, {"read_bios": 0, "read_sectors": 0,
+                                              "write_bios": 0, "write_sectors": 0})
+                kind = rw_of(m["rwbs"])
+                if kind in ("read", "write"):
+                    c[kind + "_bios"] += 1
+                    c[kind + "_sectors"] += int(m["len"])
+        out = os.path.join(dest, w["name"])
+        os.makedirs(out, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False) as t:
+            t.write("\n".join(stacked) + "\n")
+            tmp = t.name
+        subprocess.run([blocksight, "import", "--format", "tracefs", "--action", "Q", tmp,
+                        "-o", os.path.join(out, "bios.bst")], check=True,
+                       stdout=subprocess.DEVNULL)
+        os.unlink(tmp)
+        counters, before, after = {}, {}, {}
+        for c in w["counters"]:
+            parts = c.split()
+            if parts[0] in ("before", "after"):
+                vals = dict(zip(STAT_FIELDS, map(int, parts[2:])))
+                (before if parts[0] == "before" else after)[parts[1]] = vals
+            else:
+                counters.update(parse_params(c))
+        if "created_ts" in w and first_ts is not None:
+            # Seconds from the cache's creation (its first tick) to the first bio.
+            p["created_before_first_bio_s"] = round(first_ts - w["created_ts"], 6)
+        nbios = sum(1 for line in stacked if "block_bio_queue:" in line)
+        rec = {"name": w["name"], "kernel": "6.1.0-57-cloud-amd64 (Debian), QEMU TCG",
+               "params": p, "bios": nbios, "trace_overruns": w["overruns"],
+               "counters": counters}
+        if members:
+            rec["members_bios"] = dict(sorted(members.items()))
+        if before and after:
+            rec["members_stat"] = {d: {k: after[d][k] - before[d][k] for k in
+                                       ("reads", "sectors_read", "writes", "sectors_written")}
+                                   for d in sorted(after) if d in before}
+        with open(os.path.join(out, "lab.json"), "w") as f:
+            json.dump(rec, f, indent=1, sort_keys=True)
+            f.write("\n")
+        print(f"{w['name']}: {nbios} bios, overruns {w['overruns']}, {counters or ''}")
+
+
+if __name__ == "__main__":
+    main()

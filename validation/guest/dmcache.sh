@@ -1,0 +1,45 @@
+#!/bin/sh
+# dm-cache (smq) validation workloads: a fresh cache per workload over a 1 GiB origin (vde behind
+# dm-delay, 2 ms), cache data and metadata on null_blk. Records the bios the cache device was
+# asked to serve and their completions (smq ticks when a tagged bio completes), a trace marker
+# when the cache is created (its first tick), and `dmsetup status` afterwards. Disks: lab.sh's default.
+# (validation/run.sh prepends common.sh: lab.sh copies one script into the guest.)
+OSZ=$(blockdev --getsz /dev/vde)
+dmsetup create slow --table "0 $OSZ delay /dev/vde 0 2 /dev/vde 0 2"
+# dmc NAME MODE BLOCK_SECTORS CACHE_MIB fio-args...
+dmc() {
+  n=$1 mode=$2 bs=$3 cmib=$4; shift 4
+  dd if=/dev/zero of=/dev/nullb0 bs=1M count=16 2>/dev/null
+  dmsetup create cmeta --table "0 32768 linear /dev/nullb0 0"
+  dmsetup create cdata --table "0 $((cmib * 2048)) linear /dev/nullb0 32768"
+  # smq's first tick runs when the cache resumes: mark it in the trace's clock.
+  mark blocksight-created
+  dmsetup create cached --table "0 $OSZ cache /dev/mapper/cmeta /dev/mapper/cdata /dev/mapper/slow $bs 1 $mode smq 0"
+  dmsetup mknodes
+  set -- $(dmsetup info -c -o major,minor --noheadings cached | tr : " ") "$@"
+  maj=$1 min=$2; shift 2
+  begin "$n" product=dm-cache mode=$mode block_bytes=$((bs * 512)) cache_bytes=$((cmib << 20)) origin_bytes=$((OSZ * 512)) dev=$maj,$min fio="$*" phase2="$P2"
+  EVENTS="block_bio_queue block_bio_complete" trace_on "dev == $(devt $maj $min)" keep
+  fiorun "$n" /dev/mapper/cached ${RT:-12} "$@"
+  [ -n "$P2" ] && fiorun "$n-2" /dev/mapper/cached ${RT:-12} $P2
+  sleep 1
+  EVENTS="block_bio_queue block_bio_complete" trace_off "$n"
+  dmsetup status cached | awk '{print "read_hits="$8" read_misses="$9" write_hits="$10" write_misses="$11" demotions="$12" promotions="$13" dirty="$14}' | { read l; counter $l; }
+  end "$n"
+  dmsetup remove cached; dmsetup remove cdata cmeta
+}
+dmc dmc-wb32k-128m-z099-rw60   writeback    64 128 --rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
+dmc dmc-wt32k-128m-z099-rw60   writethrough 64 128 --rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
+dmc dmc-wb64k-64m-z12-rw70     writeback   128  64 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8
+dmc dmc-wb256k-128m-z12-r8k    writeback   512 128 --rw=randread --bs=8k --random_distribution=zipf:1.2 --iodepth=8
+dmc dmc-wb1m-128m-z099-rw50    writeback  2048 128 --rw=randrw --rwmixread=50 --bs=16k --random_distribution=zipf:0.99 --iodepth=8
+dmc dmc-wb32k-64m-uniform-rw60 writeback    64  64 --rw=randrw --rwmixread=60 --bs=4k --iodepth=8
+dmc dmc-wt128k-32m-z12-rw60    writethrough 256 32 --rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:1.2 --iodepth=8
+dmc dmc-wb64k-128m-hotset-rw70 writeback   128 128 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zoned:90/5:10/95 --iodepth=8
+# Phase change: 6 s on a hot set in the first half of the origin, then 6 s on the second half.
+RT=6 P2="--rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8 --offset=512m --size=512m" \
+dmc dmc-wb32k-64m-phases-rw70  writeback    64  64 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8 --offset=0 --size=512m
+dmc dmc-wb64k-128m-z12-w64k    writeback   128 128 --rw=randwrite --bs=64k --random_distribution=zipf:1.2 --iodepth=4
+dmc dmc-wt64k-256m-z099-r4k    writethrough 128 256 --rw=randread --bs=4k --random_distribution=zipf:0.99 --iodepth=8
+dmsetup remove slow
+cat /tmp/out.txt > "$OUT_DISK"; sync

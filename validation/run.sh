@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs one validation guest script in the real-kernel lab and files its workloads.
+#   validation/run.sh dmcache|md|bcache [OUT_DIR]
+# Needs /work/shared/lab (LAB_SH overrides) set up once with `lab.sh setup` (as root).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+suite=${1:?usage: validation/run.sh dmcache|md|bcache [OUT_DIR]}
+out=${2:-$here/out/$suite}
+lab=${LAB_SH:-/work/shared/lab/lab.sh}
+guest=$(mktemp /tmp/blocksight-guest.XXXXXX.sh)
+trap 'rm -f "$guest"' EXIT
+{ echo '#!/bin/sh'; cat "$here/guest/common.sh" "$here/guest/$suite.sh"; } > "$guest"
+disks=256M,256M,256M,256M,1G
+nice -n 19 "$lab" run "$guest" "$out" "$disks"
+grep -E '^### (overruns|COUNTER|MODPROBE)' "$out/console.log" || true
