@@ -11,6 +11,7 @@
 pub mod heatmap;
 pub mod hot;
 pub mod latency;
+pub mod length;
 pub mod sequential;
 pub mod timeline;
 
@@ -25,6 +26,7 @@ use crate::stat::{empty_size_histogram, SizeBucket, SIZE_BUCKETS_BYTES};
 use self::heatmap::{HeatMap, HeatMapReport};
 use self::hot::{HotBlocks, HotReport};
 use self::latency::{LatencyHistogram, LatencySummary};
+use self::length::{LengthReport, TraceLength};
 use self::sequential::{Sequentiality, SequentialityReport};
 use self::timeline::{Timeline, TimelineReport};
 
@@ -125,6 +127,9 @@ pub struct AnalysisReport {
     pub heatmaps: HeatMapReport,
     /// The LRU miss-ratio curve and the cache-size recommendation.
     pub cache_sizing: MrcReport,
+    /// Whether the trace is long enough to size a cache from (`analysis::length`).
+    #[serde(default)]
+    pub trace_length: Option<LengthReport>,
 }
 
 /// The streaming analysis.
@@ -143,6 +148,7 @@ pub struct Analysis {
     hot: HotBlocks,
     heatmap: HeatMap,
     mrc: LruMrc,
+    length: TraceLength,
 }
 
 impl Analysis {
@@ -178,6 +184,7 @@ impl Analysis {
                 config.heat_lba_bins as usize,
             ),
             mrc,
+            length: TraceLength::new(block),
             config,
         }
     }
@@ -215,6 +222,7 @@ impl Analysis {
         self.hot.observe(e);
         self.heatmap.observe(e);
         self.mrc.observe(e);
+        self.length.observe(e, &self.mrc);
     }
 
     /// The load over time of the events seen so far (cheap: the fixed bins), for a live chart
@@ -294,6 +302,10 @@ impl Analysis {
             cache_sizing: self
                 .mrc
                 .finish(&SizeSpec::Count(self.config.mrc_points), header),
+            trace_length: Some(
+                self.length
+                    .finish(&self.mrc, rates_measured.then_some(duration_nanos)),
+            ),
         }
     }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::decode::merge::{Merge, Single};
 use crate::decode::order::InOrder;
-use crate::decode::text::{sniff_lines, TextDecoder};
+use crate::decode::text::{sniff_lines, sniff_lines_detail, SniffDetail, TextDecoder};
 use crate::decode::{alibaba, arc, blkparse, disksim, fio_iolog, generic_csv, msr, spc, tencent};
 use crate::decode::{blktrace, oracle_general, vscsi};
 use crate::decode::{libcachesim_csv, systor, tracefs};
@@ -256,6 +256,95 @@ pub fn sniff(head: &[u8]) -> Option<TraceFormat> {
     best.map(|(_, f)| f)
 }
 
+/// The format that came closest to reading an input [`sniff`] could not place, and why it
+/// failed (for the "cannot tell the format" error).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NearMiss {
+    pub format: TraceFormat,
+    /// Lines of the sniffed head the format read.
+    pub lines_read: u64,
+    /// Lines it could not read.
+    pub lines_bad: u64,
+    /// The first line it could not read and why (or the error that stopped it).
+    pub why: String,
+}
+
+impl std::fmt::Display for NearMiss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "closest: {} ({}), which read {} of the first {} lines; first failure: {}",
+            self.format.name(),
+            self.format.description(),
+            self.lines_read,
+            self.lines_read + self.lines_bad,
+            self.why
+        )
+    }
+}
+
+/// Among the text formats, the one that read the largest share of `head`'s first lines
+/// (at least one line, or its header), when [`sniff`] finds none: "one bad line away from MSR"
+/// says so instead of only "cannot tell".
+pub fn closest(head: &[u8]) -> Option<NearMiss> {
+    let mut best: Option<(f64, u64, NearMiss)> = None;
+    for format in TraceFormat::ALL {
+        let Some(d) = sniff_detail(format, head) else {
+            continue;
+        };
+        if d.accepted == 0 && !d.saw_header {
+            continue;
+        }
+        let share = d.accepted as f64 / (d.accepted + d.skipped).max(1) as f64;
+        let better = best
+            .as_ref()
+            .is_none_or(|(s, a, _)| share > *s || (share == *s && d.accepted > *a));
+        if better {
+            let why = d
+                .first_failure
+                .unwrap_or_else(|| "too many of the lines are bad for a sure guess".to_string());
+            best = Some((
+                share,
+                d.accepted,
+                NearMiss {
+                    format,
+                    lines_read: d.accepted,
+                    lines_bad: d.skipped,
+                    why,
+                },
+            ));
+        }
+    }
+    best.map(|(_, _, m)| m)
+}
+
+fn sniff_detail(format: TraceFormat, head: &[u8]) -> Option<SniffDetail> {
+    Some(match format {
+        TraceFormat::BlkparseText => {
+            sniff_lines_detail(blkparse::Blkparse::new(Action::Issue), head)
+        }
+        TraceFormat::TracefsText => sniff_lines_detail(tracefs::Tracefs::new(Action::Issue), head),
+        TraceFormat::MsrCsv => sniff_lines_detail(msr::Msr::new(), head),
+        TraceFormat::Spc => sniff_lines_detail(spc::Spc::new(), head),
+        TraceFormat::AlibabaCsv => sniff_lines_detail(alibaba::Alibaba::new(), head),
+        TraceFormat::TencentCsv => sniff_lines_detail(tencent::Tencent::new(), head),
+        TraceFormat::FioIologV2 => sniff_lines_detail(fio_iolog::FioIolog::new(2), head),
+        TraceFormat::FioIologV3 => sniff_lines_detail(fio_iolog::FioIolog::new(3), head),
+        TraceFormat::SystorCsv => sniff_lines_detail(systor::Systor::new(), head),
+        TraceFormat::ArcLis => sniff_lines_detail(arc::ArcLis::new(), head),
+        TraceFormat::MqSim => {
+            sniff_lines_detail(disksim::DiskSimAscii::new(disksim::Flavor::MqSim), head)
+        }
+        TraceFormat::DiskSim => {
+            sniff_lines_detail(disksim::DiskSimAscii::new(disksim::Flavor::DiskSim), head)
+        }
+        TraceFormat::LibCacheSimCsv => {
+            sniff_lines_detail(libcachesim_csv::LibCacheSimCsv::new(), head)
+        }
+        _ => return None,
+    })
+}
+
 fn sniff_one(format: TraceFormat, head: &[u8]) -> Confidence {
     match format {
         TraceFormat::Native if head.starts_with(&crate::native::MAGIC) => Confidence::Yes,
@@ -289,6 +378,48 @@ fn sniff_one(format: TraceFormat, head: &[u8]) -> Confidence {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_input_one_bad_field_away_from_msr_names_msr_and_the_line() {
+        // Regression (issue 13.9): the error said only "cannot tell the format".
+        let mut input = String::new();
+        for i in 0..10 {
+            input.push_str(&format!(
+                "128166372003061629,hm,0,Rd,{},4096,57936\n",
+                i * 4096
+            ));
+        }
+        input.push_str("128166372003061629,hm,0,Read,0,4096,57936\n");
+        assert_eq!(sniff(input.as_bytes()), None);
+        let miss = closest(input.as_bytes()).expect("a near miss");
+        assert_eq!(miss.format, TraceFormat::MsrCsv);
+        assert_eq!((miss.lines_read, miss.lines_bad), (1, 10));
+        assert_eq!(
+            miss.to_string(),
+            "closest: msr (MSR Cambridge CSV (SNIA)), which read 1 of the first 11 lines; first \
+             failure: line 1: Type \"Rd\" is neither Read nor Write"
+        );
+        assert_eq!(closest(b"\x00\x01garbage\n"), None);
+    }
+
+    #[test]
+    fn real_shapes_are_sniffed_as_their_format() {
+        // Constructed lines in each new format's shape (the real samples are checked in
+        // tests/tests/real.rs when they are present).
+        let cases: [(&str, TraceFormat); 5] = [
+            (
+                "Timestamp,Response,IOType,LUN,Offset,Size\n1456095145.133076000,0.000806000,R,0,899056122368,131072\n",
+                TraceFormat::SystorCsv,
+            ),
+            ("230027 8 0 0\n1842745 64 0 1\n216082 8 0 2\n", TraceFormat::ArcLis),
+            ("938513000 4 264719034 16 0\n938828000 3 197570570 16 0\n", TraceFormat::MqSim),
+            ("0.000000 0 1024 8 1\n12.5 0 2048 16 0\n", TraceFormat::DiskSim),
+            ("time,obj_id,obj_size,op\n0,12,4096,read\n", TraceFormat::LibCacheSimCsv),
+        ];
+        for (text, format) in cases {
+            assert_eq!(sniff(text.as_bytes()), Some(format), "{text}");
+        }
+    }
 
     #[test]
     fn names_are_unique_and_parse_back() {

@@ -254,9 +254,13 @@ fn format_of(args: &InputArgs, source: &Source) -> anyhow::Result<TraceFormat> {
         // A column mapping only makes sense for the generic CSV format.
         None if args.csv_columns.is_some() => Ok(TraceFormat::GenericCsv),
         None => analyzer_core::format::sniff(&source.head).with_context(|| {
+            let closest = match analyzer_core::format::closest(&source.head) {
+                Some(miss) => format!("; {miss}"),
+                None => "; no known text format reads any of its first lines".into(),
+            };
             format!(
-                "cannot tell the format of {} from its first bytes; name it with --format \
-                 (`blocksight formats` lists them)",
+                "cannot tell the format of {} from its first bytes{closest}; name it with \
+                 --format (`blocksight formats` lists them)",
                 shown(&source.path)
             )
         }),

@@ -325,10 +325,38 @@ pub(crate) fn is_header(line: &str, names: &[&str]) -> bool {
 /// lines: `Yes` when the format saw its unique header and the lines parse, `Maybe` when at least
 /// one record parses and at most a fifth of the lines are bad, `No` otherwise.
 pub(crate) fn sniff_lines<F: LineFormat>(format: F, head: &[u8]) -> Confidence {
+    sniff_lines_detail(format, head).confidence
+}
+
+/// What decoding the first lines as one format gave: the verdict and, for a near miss, why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SniffDetail {
+    pub confidence: Confidence,
+    /// Lines that held a record of the format.
+    pub accepted: u64,
+    /// Lines the format could not read.
+    pub skipped: u64,
+    pub saw_header: bool,
+    /// The first reason a line was not read, or the error that stopped the format.
+    pub first_failure: Option<String>,
+}
+
+/// [`sniff_lines`] with the counts and the first failure, for "which format came closest".
+pub(crate) fn sniff_lines_detail<F: LineFormat>(format: F, head: &[u8]) -> SniffDetail {
+    let mut detail = SniffDetail {
+        confidence: Confidence::No,
+        accepted: 0,
+        skipped: 0,
+        saw_header: false,
+        first_failure: None,
+    };
     // The last line may be cut by the sniff window; only complete lines count.
     let complete = match head.iter().rposition(|&b| b == b'\n') {
         Some(nl) => &head[..=nl],
-        None => return Confidence::No,
+        None => {
+            detail.first_failure = Some("no complete line in the first bytes".into());
+            return detail;
+        }
     };
     let mut decoder = TextDecoder::new(format);
     for line in complete.split_inclusive(|&b| b == b'\n').take(200) {
@@ -337,24 +365,34 @@ pub(crate) fn sniff_lines<F: LineFormat>(format: F, head: &[u8]) -> Confidence {
             match decoder.next_event() {
                 Ok(Some(_)) => {}
                 Ok(None) => break,
-                Err(_) => return Confidence::No,
+                Err(e) => {
+                    detail.accepted = decoder.out.accepted_lines;
+                    detail.skipped = decoder.out.diagnostics.skipped_records;
+                    detail.first_failure = Some(e.to_string());
+                    return detail;
+                }
             }
         }
     }
     let accepted = decoder.out.accepted_lines;
     let skipped = decoder.out.diagnostics.skipped_records;
+    detail.accepted = accepted;
+    detail.skipped = skipped;
+    detail.saw_header = decoder.out.saw_header;
+    detail.first_failure = decoder.out.diagnostics.reasons.first().cloned();
     if accepted == 0 && !(decoder.out.saw_header && skipped == 0) {
-        return Confidence::No;
+        return detail;
     }
     // Real traces have the odd bad line; a wrong format has nearly all lines bad.
     if skipped * 4 > accepted {
-        return Confidence::No;
+        return detail;
     }
-    if decoder.out.saw_header {
+    detail.confidence = if decoder.out.saw_header {
         Confidence::Yes
     } else {
         Confidence::Maybe
-    }
+    };
+    detail
 }
 
 /// The line as text, or a reason to skip it.

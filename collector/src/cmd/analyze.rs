@@ -341,5 +341,14 @@ pub fn print_text(out: &mut impl Write, r: &AnalysisReport) -> std::io::Result<(
         Some(rec) => print_recommendation(out, rec, &r.cache_sizing)?,
         None => writeln!(out, "cache sizing  no reads or writes to size a cache for")?,
     }
+    print_trace_length(out, r)?;
+    Ok(())
+}
+
+/// Whether the trace is long enough (analysis::length): the verdict and how much longer.
+fn print_trace_length(out: &mut impl Write, r: &AnalysisReport) -> std::io::Result<()> {
+    if let Some(l) = &r.trace_length {
+        writeln!(out, "trace length  {}", l.advice)?;
+    }
     Ok(())
 }

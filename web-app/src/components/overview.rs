@@ -214,6 +214,21 @@ fn cards(r: &Results) -> Vec<Card> {
             detail: "no recommendation: the hit-ratio curve has no usable shape".into(),
         }),
     }
+    if let Some(l) = &r.analysis.trace_length {
+        use analyzer_core::analysis::length::LengthVerdict;
+        out.push(Card {
+            key: "trace-length",
+            label: "Trace length",
+            value: match l.verdict {
+                LengthVerdict::LongEnough => "long enough".into(),
+                LengthVerdict::Borderline => "borderline".into(),
+                LengthVerdict::TooShort => "too short".into(),
+                LengthVerdict::Unknown => "-".into(),
+            },
+            raw: format!("{:?}", l.verdict),
+            detail: l.advice.clone(),
+        });
+    }
     out
 }
 

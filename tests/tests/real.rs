@@ -1,0 +1,51 @@
+//! `stat --json` of real public trace samples against golden outputs (tests/data/real). The
+//! samples themselves are not in the repository (tests/data/real/README.md says where each comes
+//! from, its commit, size and sha256): put them in one folder, then
+//! `BLOCKSIGHT_REAL_SAMPLES=/that/folder cargo test -p blocksight-tests --test real -- --ignored`.
+
+use blocksight_tests::{assert_golden, data_dir, run_blocksight};
+
+/// File name, the format detection must find, and its size in bytes (to catch a different cut).
+const SAMPLES: &[(&str, &str, u64)] = &[
+    ("systor17-traces-sample.csv.gz", "systor", 14_312),
+    ("systor17-additional-sample.csv.gz", "systor", 14_187),
+    ("msr-cambridge1-sample.csv", "msr", 51_000),
+    ("cloud_storage-sample.bz2", "tencent", 247_292),
+    ("mqsim-tpcc-small-200.trace", "mqsim", 5_452),
+    ("arc-P3-300.lis", "arc", 4_716),
+    ("cloudPhysicsIO-500.vscsi", "vscsi1", 16_000),
+    ("cloudPhysicsIO-200.oracleGeneral", "oracle-general", 4_800),
+];
+
+#[test]
+#[ignore = "needs the real samples: set BLOCKSIGHT_REAL_SAMPLES (tests/data/real/README.md)"]
+fn real_samples_are_detected_and_match_their_goldens() {
+    let dir = std::env::var_os("BLOCKSIGHT_REAL_SAMPLES")
+        .map(std::path::PathBuf::from)
+        .expect("set BLOCKSIGHT_REAL_SAMPLES to the folder holding the samples");
+    for &(file, format, size) in SAMPLES {
+        let path = dir.join(file);
+        let len = std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .len();
+        assert_eq!(len, size, "{file} is not the sample the README describes");
+        let out = run_blocksight([
+            std::ffi::OsStr::new("stat"),
+            path.as_os_str(),
+            "--json".as_ref(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).expect("utf-8");
+        let summary: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(summary["source_format"], format, "{file}");
+        assert_eq!(summary["skipped_records"], 0, "{file}");
+        assert_golden(
+            &data_dir().join("real").join(format!("{file}.stat.json")),
+            &text,
+        );
+    }
+}
