@@ -156,7 +156,7 @@ impl Mrc {
             return Err(JobError::invalid(
                 format!("method {}", method.name()),
                 format!(
-                    "it computes LRU curves only; use minisim for {}",
+                    "it computes LRU curves only; use --method minisim for {}",
                     policy.name()
                 ),
             ));
