@@ -293,7 +293,6 @@ const NO_RUN: Run = Run {
     start_bytes: 0,
     end_bytes: 0,
 };
-const LINE_MASK: u64 = (1 << 52) - 1;
 
 /// Requests whose lines [`Simulator::observe_batch`] prefetches together: enough independent
 /// memory loads in flight to hide most of a DRAM miss each, few enough to stay in L1.
@@ -470,8 +469,8 @@ impl Simulator {
             if let Some(out) = backend.as_deref_mut() {
                 out.push(backend_event(
                     time,
-                    (k >> 52) as u32,
-                    (k & LINE_MASK) * lb,
+                    crate::hash::split_block_key(k).0,
+                    crate::hash::split_block_key(k).1 * lb,
                     lb,
                     Op::Write,
                 ));
@@ -633,8 +632,8 @@ impl Simulator {
                 if let Some(out) = sink.as_deref_mut() {
                     out.push(backend_event(
                         e.time_nanos,
-                        (k >> 52) as u32,
-                        (k & LINE_MASK) * lb,
+                        crate::hash::split_block_key(k).0,
+                        crate::hash::split_block_key(k).1 * lb,
                         lb,
                         Op::Write,
                     ));
@@ -1078,6 +1077,30 @@ mod tests {
             writes.iter().map(|e| u64::from(e.len_bytes)).sum::<u64>(),
             b.write_bytes
         );
+    }
+
+    #[test]
+    fn write_backs_keep_the_device_and_its_offset() {
+        // Dirty lines of device 3 written back on eviction and at the final flush must land on
+        // device 3 at the line's own offset (the block key holds the device in its high bits).
+        let mut c = SimConfig::new(PolicyKind::Lru, 2, KIB4);
+        c.mode = WriteMode::WriteBack;
+        let mut sim = Simulator::new(&c).expect("valid");
+        let mut backend = Vec::new();
+        for i in 0..6u64 {
+            let mut e = ev(i, Op::Write, (1000 + i) * 4096, 4096);
+            e.device = 3;
+            sim.observe_with_backend(&e, &mut backend);
+        }
+        sim.flush_dirty(Some(&mut backend));
+        let mut writes: Vec<(u32, u64)> = backend
+            .iter()
+            .filter(|e| e.op == Op::Write)
+            .map(|e| (e.device, e.offset_bytes))
+            .collect();
+        writes.sort_unstable();
+        let expected: Vec<(u32, u64)> = (0..6u64).map(|i| (3, (1000 + i) * 4096)).collect();
+        assert_eq!(writes, expected);
     }
 
     #[test]
