@@ -196,6 +196,17 @@ impl Table {
         i as u32
     }
 
+    /// Takes `key` off list `l` and out of the table; false when the table does not hold it.
+    pub fn remove_key(&mut self, l: usize, key: u64) -> bool {
+        let i = self.find(key);
+        if i == NIL {
+            return false;
+        }
+        self.unlink(l, i);
+        self.remove_at(i);
+        true
+    }
+
     /// Frees slot `i`, which must be unlinked from every list, and returns its key.
     #[inline]
     pub fn remove_at(&mut self, i: u32) -> u64 {

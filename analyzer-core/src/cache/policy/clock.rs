@@ -76,13 +76,7 @@ impl Policy for Clock {
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        let i = self.table.find(key);
-        if i == NIL {
-            return false;
-        }
-        self.table.unlink(L, i);
-        self.table.remove_at(i);
-        true
+        self.table.remove_key(L, key)
     }
 
     #[inline]

@@ -65,13 +65,7 @@ impl Policy for Lru {
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        let i = self.table.find(key);
-        if i == NIL {
-            return false;
-        }
-        self.table.unlink(L, i);
-        self.table.remove_at(i);
-        true
+        self.table.remove_key(L, key)
     }
 
     #[inline]
