@@ -3,7 +3,7 @@
 # per target: executions this run and in total, coverage (libFuzzer's `cov:` and `ft:`), corpus
 # size and the outcome.
 #
-#   scripts/fuzz-all.sh [-j JOBS] [-e GOAL] SECONDS [TARGET...]
+#   scripts/fuzz-all.sh [-j JOBS] [-e GOAL] [-s SANITIZER] [-l MAXLEN] SECONDS [TARGET...]
 #
 # SECONDS   the longest one target runs in this call.
 # -j JOBS   targets fuzzed at the same time (default 1). Each is one libFuzzer process under
@@ -21,25 +21,36 @@
 set -uo pipefail
 jobs=1
 goal=0
-while getopts "j:e:" opt; do
+sanitizer=address
+max_len=65536
+usage="usage: scripts/fuzz-all.sh [-j JOBS] [-e GOAL] [-s SANITIZER] [-l MAXLEN] SECONDS [TARGET...]"
+while getopts "j:e:s:l:" opt; do
   case $opt in
     j) jobs=$OPTARG ;;
     e) goal=$OPTARG ;;
-    *) echo "usage: scripts/fuzz-all.sh [-j JOBS] [-e GOAL] SECONDS [TARGET...]" >&2; exit 2 ;;
+    s) sanitizer=$OPTARG ;;
+    l) max_len=$OPTARG ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
 done
+case $sanitizer in
+  address | none | memory | thread | leak) ;;
+  *) echo "fuzz-all: unknown sanitizer '$sanitizer'" >&2; echo "$usage" >&2; exit 2 ;;
+esac
 shift $((OPTIND - 1))
-secs=${1:?usage: scripts/fuzz-all.sh [-j JOBS] [-e GOAL] SECONDS [TARGET...]}
+secs=${1:?$usage}
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
-target_dir=${FUZZ_TARGET_DIR:-$root/fuzz/target}
+default_dir=$root/fuzz/target
+[ "$sanitizer" = address ] || default_dir=$root/fuzz/target-$sanitizer
+target_dir=${FUZZ_TARGET_DIR:-$default_dir}
 if [ $# -gt 0 ]; then targets=("$@"); else mapfile -t targets < <(cargo +nightly fuzz list); fi
 mkdir -p stats logs
 # `cargo fuzz run` builds what it runs; building first keeps compile time out of the fuzzing
 # time and stops early on a build error.
 for t in "${targets[@]}"; do
-  nice -n 19 cargo +nightly fuzz build -O --target-dir "$target_dir" "$t" || exit 1
+  nice -n 19 cargo +nightly fuzz build -O -s "$sanitizer" --target-dir "$target_dir" "$t" || exit 1
 done
 
 total_execs() { awk '{s += $2} END {print s + 0}' "stats/$1" 2>/dev/null || echo 0; }
@@ -61,8 +72,8 @@ fuzz_one() {
       ! -name '*.py' ! -name '*.json' -print0 |
       while IFS= read -r -d '' f; do cp -n "$f" "$corpus/seed-$(basename "$f")"; done
   fi
-  nice -n 19 cargo +nightly fuzz run -O --target-dir "$target_dir" "$t" "$corpus" -- \
-    -max_total_time="$secs" -runs="$runs" -max_len=65536 -print_final_stats=1 >"$log" 2>&1
+  nice -n 19 cargo +nightly fuzz run -O -s "$sanitizer" --target-dir "$target_dir" "$t" "$corpus" -- \
+    -max_total_time="$secs" -runs="$runs" -max_len="$max_len" -print_final_stats=1 >"$log" 2>&1
   status=$?
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)
   # The last status line carries the coverage: "#N  REDUCE cov: C ft: F corp: U/..."
@@ -71,8 +82,8 @@ fuzz_one() {
   units=$(find "$corpus" -type f | wc -l)
   local outcome=ok
   [ $status -eq 0 ] || outcome="FAILED (exit $status)"
-  printf '%s %s %s %s %s %s\n' "$(date -u +%FT%TZ)" "${execs:-0}" "${cov:-?}" "${ft:-?}" \
-    "$units" "${outcome// /_}" >>"stats/$t"
+  printf '%s %s %s %s %s %s %s\n' "$(date -u +%FT%TZ)" "${execs:-0}" "${cov:-?}" "${ft:-?}" \
+    "$units" "${outcome// /_}" "$sanitizer" >>"stats/$t"
   printf '%-20s %12s %14s  cov %-6s ft %-7s corpus %-6s %s\n' "$t" "${execs:-?}" \
     "$(total_execs "$t")" "${cov:-?}" "${ft:-?}" "$units" "$outcome"
   if [ $status -ne 0 ]; then
