@@ -127,6 +127,10 @@ pub struct Decompressor {
     zstd_checksum: bool,
     /// The bzip2 stream being decoded (created at its `BZh`, so other codecs pay nothing).
     bunzip: Option<bzip2::Decompress>,
+    /// Compressed offset of the current bzip2 stream's `BZh`. libbzip2 does not say reliably how
+    /// much input it had consumed when it finds damage (the count depends on how the input was
+    /// split into calls), so damage is reported at the stream's start, which does not.
+    bzip2_stream_at: u64,
     /// An error found after some output, reported by the next `read`.
     pending_error: Option<DecodeError>,
 }
@@ -243,6 +247,7 @@ impl Decompressor {
             zstd: FrameDecoder::new(),
             zstd_checksum: false,
             bunzip: None,
+            bzip2_stream_at: 0,
             pending_error: None,
         }
     }
@@ -306,7 +311,10 @@ impl Decompressor {
                             Codec::None => Stage::Plain,
                             Codec::Gzip => Stage::GzipHeader,
                             Codec::Zstd => Stage::ZstdFrameHeader,
-                            Codec::Bzip2 => Stage::Bzip2Body,
+                            Codec::Bzip2 => {
+                                self.bzip2_stream_at = at;
+                                Stage::Bzip2Body
+                            }
                         };
                     }
                     None if self.finished => {
@@ -563,8 +571,11 @@ impl Decompressor {
                         Ok(bzip2::Status::StreamEnd) => true,
                         Ok(_) => false,
                         Err(e) => {
-                            let at = at + consumed as u64;
-                            let err = self.error(at, format!("corrupt bzip2 data: {e}"));
+                            let stream_at = self.bzip2_stream_at;
+                            let err = self.error(
+                                stream_at,
+                                format!("corrupt bzip2 data in the stream that starts here: {e}"),
+                            );
                             if produced > 0 {
                                 self.pending_error = Some(err);
                                 return Ok(produced);
@@ -602,6 +613,7 @@ impl Decompressor {
                             "expected another bzip2 stream (BZh1..BZh9) or the end of the input",
                         ));
                     }
+                    self.bzip2_stream_at = at;
                     self.stage = Stage::Bzip2Body;
                 }
             }
@@ -845,6 +857,78 @@ mod tests {
         let sniffed = sniff(&compressed);
         assert_eq!(sniffed.codec, Codec::Bzip2);
         assert_eq!(sniffed.format, Some(TraceFormat::Native));
+    }
+
+    /// Drains a decompressor fed `chunk` bytes at a time: the output and how it ended.
+    fn drain_chunked(data: &[u8], chunk: usize) -> (Vec<u8>, Result<(), DecodeError>) {
+        let mut d = Decompressor::new();
+        let mut out = Vec::new();
+        let mut pump = |d: &mut Decompressor, out: &mut Vec<u8>| loop {
+            match d.read(out) {
+                Ok(0) => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(e),
+            }
+        };
+        for c in data.chunks(chunk.max(1)) {
+            d.push(c);
+            if let Err(e) = pump(&mut d, &mut out) {
+                return (out, Err(e));
+            }
+        }
+        d.finish();
+        let r = pump(&mut d, &mut out);
+        (out, r)
+    }
+
+    #[test]
+    fn bzip2_damage_is_reported_at_the_same_byte_in_any_chunking() {
+        // Regression (fuzz target `decompress`, 2026-12-02): libbzip2's consumed count at a
+        // damaged block depends on how the input was split, so the error's offset did too
+        // (byte 7 whole, byte 5 in pieces). Damage is now reported at the stream's `BZh`.
+        let found_by_fuzzer: Vec<u8> = (0..)
+            .map_while(|i| {
+                let hex = "425a6834f0ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff\
+                           ffffffffffffffffffffffffffffff0000004200000204000000000010000001000000\
+                           40000000000000104a0f00bc471dacfdb3c5f11098fbe803fbe80310dc1ddfdd1c1d1c\
+                           1c1d1d1d1d1d1c1c1c13b01d1a30f60a30cc012c1e1c1e1e1c201e1a1e23e000000000\
+                           00000000000000000000000000000000001d1ddd1d1d1d28c5b45a5aec475a5a5a04";
+                let h = hex.get(2 * i..2 * i + 2)?;
+                u8::from_str_radix(h, 16).ok()
+            })
+            .collect();
+        assert_eq!(found_by_fuzzer.len(), 174);
+        let mut inputs = vec![found_by_fuzzer];
+        // And damage anywhere in a real two-stream file, the second stream's reported at its own
+        // start.
+        let first = bzip2(&native_file()[..5000]);
+        let mut two = first.clone();
+        two.extend_from_slice(&bzip2(&native_file()));
+        for at in (4..two.len()).step_by(two.len() / 23) {
+            let mut bad = two.clone();
+            bad[at] ^= 0x5a;
+            inputs.push(bad);
+        }
+        for (n, input) in inputs.iter().enumerate() {
+            let (whole_out, whole) = drain_chunked(input, input.len());
+            for chunk in [1, 2, 5, 7, 64, 4096] {
+                let (out, r) = drain_chunked(input, chunk);
+                assert_eq!(r, whole, "input {n}, chunk {chunk}");
+                if whole.is_ok() {
+                    assert_eq!(out, whole_out, "input {n}, chunk {chunk}");
+                }
+            }
+            if let Err(e) = &whole {
+                let e = e.to_string();
+                if e.contains("corrupt bzip2 data") {
+                    assert!(
+                        e.starts_with("bzip2: at byte 0: ")
+                            || e.starts_with(&format!("bzip2: at byte {}: ", first.len())),
+                        "input {n}: {e}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
