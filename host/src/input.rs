@@ -1,5 +1,5 @@
 //! Reading trace files: decompression, format detection, multi-file merging and a progress bar,
-//! shared by every subcommand that takes `IN...`.
+//! shared by every CLI subcommand that takes `IN...` and by the Python bindings.
 //!
 //! The engine's decoders are push state machines; this module is the native `Read` loop that
 //! feeds them in 1 MiB chunks, so memory stays bounded for any file size.
