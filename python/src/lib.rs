@@ -557,8 +557,8 @@ fn merge(kind: &str, parts: Vec<String>, split: &str, slices: Option<u32>) -> Py
 }
 
 /// A size as the CLI reads it (`4k`, `64KiB`, `200GiB`, or bytes), in bytes.
-#[pyfunction]
-fn parse_size(text: &str) -> PyResult<u64> {
+#[pyfunction(name = "parse_size")]
+fn parse_size_py(text: &str) -> PyResult<u64> {
     analyzer_core::units::parse_size(text).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
@@ -573,7 +573,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(partition_name, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size_py, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
