@@ -82,11 +82,14 @@ def _nullable(array, dtype):
 
     if array is None:
         return None, None
-    if array.dtype.kind in "fO":
-        valid = np.array([v is not None and v == v for v in array], dtype=np.uint8)
-        filled = np.where(valid.astype(bool), array, 0).astype(dtype)
-        return filled.astype(dtype).tobytes(), valid.tobytes()
-    return array.astype(dtype).tobytes(), None
+    if array.dtype.kind == "f":
+        valid = ~np.isnan(array)
+    elif array.dtype.kind == "O":
+        valid = np.array([v is not None and v == v for v in array], dtype=bool)
+    else:
+        return array.astype(dtype).tobytes(), None
+    filled = np.where(valid, array, 0).astype(dtype)
+    return filled.tobytes(), valid.astype(np.uint8).tobytes()
 
 
 def _pack(batch: Any) -> dict:
