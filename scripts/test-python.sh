@@ -12,6 +12,7 @@ py="$BLOCKSIGHT_VENV/bin"
 target=${CARGO_TARGET_DIR:-$root/target}
 cargo build --release --quiet -p collector
 rm -rf "$target/wheels"
-"$py/maturin" build --release --quiet -m python/Cargo.toml -o "$target/wheels"
+# No auditwheel repair (it needs patchelf): the wheel is for this machine's venv.
+"$py/maturin" build --release --quiet --strip --auditwheel skip -m python/Cargo.toml -o "$target/wheels"
 "$py/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$target"/wheels/blocksight-*.whl
 BLOCKSIGHT_BIN="$target/release/blocksight" "$py/python" -m pytest -q python/tests
