@@ -8,7 +8,6 @@ import sys
 import time
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import blocksight
@@ -48,8 +47,7 @@ if not os.path.isdir(ds):
     whole = os.path.join(out, "big.parquet")
     sh("export", trace, "--to", "parquet", "-o", whole)
     table = pq.read_table(whole)
-    region = pc.bit_wise_shift_right(table.column("offset_bytes"), pa.scalar(30, pa.uint64()))
-    vol = region.to_numpy() % 24
+    vol = (table.column("offset_bytes").to_numpy() >> 30) % 24
     names = pa.array([f"vol{v:02d}" for v in vol])
     table = table.set_column(table.column_names.index("device"), "device", names)
     spread = os.path.join(out, "spread.parquet")
