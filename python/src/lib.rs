@@ -304,7 +304,7 @@ fn feed<J: Job>(
     Ok(job.finish()?)
 }
 
-fn column<'a>(batch: &'a Bound<'_, PyDict>, key: &str) -> anyhow::Result<Option<Vec<u8>>> {
+fn column(batch: &Bound<'_, PyDict>, key: &str) -> anyhow::Result<Option<Vec<u8>>> {
     match batch.get_item(key).map_err(|e| anyhow!("{e}"))? {
         None => Ok(None),
         Some(v) if v.is_none() => Ok(None),
