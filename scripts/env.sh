@@ -34,3 +34,6 @@ wasm_cargo() {
        fi ;;
   esac
 }
+
+# The Python venv of the bindings' tests (scripts/setup.sh creates it).
+export BLOCKSIGHT_VENV=${BLOCKSIGHT_VENV:-$HOME/.cache/blocksight/venv}

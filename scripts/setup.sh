@@ -36,6 +36,9 @@ if command -v dpkg-query >/dev/null; then
     # Node.js may come from Debian (nodejs + npm) or from NodeSource (nodejs, npm included).
     command -v node >/dev/null || need_deb nodejs
     command -v npm >/dev/null || need_deb npm
+    # The Python bindings' tests: an interpreter with venv and pip.
+    command -v python3 >/dev/null || need_deb python3
+    python3 -c 'import venv, ensurepip' 2>/dev/null || need_deb python3-venv
   fi
   if [ ${#apt_missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
@@ -79,6 +82,18 @@ if [ -f "$root/tests/e2e/package.json" ] && command -v npm >/dev/null; then
     log "installing Node packages for tests/e2e"
     (cd "$root/tests/e2e" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
     touch "$root/tests/e2e/node_modules"
+  fi
+fi
+
+# --- Python venv for the bindings' tests (python/requirements-dev.txt, pinned) ------------------
+if [ "$mode" = all ]; then
+  venv=${BLOCKSIGHT_VENV:-$HOME/.cache/blocksight/venv}
+  req="$root/python/requirements-dev.txt"
+  if [ ! -x "$venv/bin/python" ] || [ "$req" -nt "$venv/.requirements" ]; then
+    log "installing the Python test environment in $venv (maturin, pytest, numpy, pandas, pyarrow, duckdb, dask)"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+    cp "$req" "$venv/.requirements"
   fi
 fi
 

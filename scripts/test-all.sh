@@ -20,11 +20,12 @@ failed=0
 failed_steps=()
 
 # Adds the counts a test runner printed to the totals. Understands cargo's and
-# wasm-bindgen-test-runner's `test result:` lines and node's `# pass` / `# fail`.
+# wasm-bindgen-test-runner's `test result:` lines, node's `# pass` / `# fail` and pytest's
+# `N passed` / `N failed` summary.
 count_tests() {
   local log=$1 p f
-  p=$(awk '/^test result: /{for(i=1;i<=NF;i++) if($i ~ /^passed;?$/) s+=$(i-1)} /^# pass [0-9]+/{s+=$3} END{print s+0}' "$log")
-  f=$(awk '/^test result: /{for(i=1;i<=NF;i++) if($i ~ /^failed;?$/) s+=$(i-1)} /^# fail [0-9]+/{s+=$3} END{print s+0}' "$log")
+  p=$(awk '/^test result: /{for(i=1;i<=NF;i++) if($i ~ /^passed;?$/) s+=$(i-1)} /^# pass [0-9]+/{s+=$3} / in [0-9.]+s/ && /^(=+ )?[0-9]+ (passed|failed|errors?|skipped|deselected|warnings?)/{for(i=1;i<=NF;i++) if($i ~ /^passed,?$/) s+=$(i-1)} END{print s+0}' "$log")
+  f=$(awk '/^test result: /{for(i=1;i<=NF;i++) if($i ~ /^failed;?$/) s+=$(i-1)} /^# fail [0-9]+/{s+=$3} / in [0-9.]+s/ && /^(=+ )?[0-9]+ (passed|failed|errors?|skipped|deselected|warnings?)/{for(i=1;i<=NF;i++) if($i ~ /^(failed|errors?),?$/) s+=$(i-1)} END{print s+0}' "$log")
   passed=$((passed + p))
   failed=$((failed + f))
 }
@@ -67,6 +68,9 @@ step test-host      tests bash -c "cargo build --quiet --workspace --exclude web
 # The MRC accuracy tests (SHARDS and MiniSim against exact answers on 1.2M-request traces) take
 # minutes in a debug build, so debug builds skip them; run them here in release.
 step test-mrc-accuracy tests bash -c "cargo build --release --quiet -p collector && cargo test --release -p blocksight-tests --test mrc"
+# The Python bindings: build the wheel (release), install it in the venv, run pytest (the
+# tests compare with the release CLI built by the step before).
+step test-python    tests bash -c "scripts/test-python.sh"
 step test-wasm-core tests wasm_cargo test --release -p analyzer-core --test wasm
 step test-wasm-web  tests wasm_cargo test -p web-app
 rm -rf "${TMPDIR:-/tmp}"/org.chromium.Chromium.scoped_dir.* 2>/dev/null

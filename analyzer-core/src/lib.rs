@@ -24,6 +24,7 @@ pub mod format;
 pub mod hash;
 pub mod http;
 pub mod job;
+pub mod merge;
 pub mod mrc;
 pub mod native;
 pub mod report;

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
-mod input;
+// The read loop lives in the host crate, shared with the Python bindings.
+use blocksight_host::input;
 mod output;
 mod record;
 

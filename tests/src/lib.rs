@@ -43,7 +43,7 @@ pub fn blocksight_bin() -> PathBuf {
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| panic!("{} does not exist: {hint}", bin.display()));
     let root = workspace_root();
-    for dir in ["collector/src", "analyzer-core/src"] {
+    for dir in ["collector/src", "host/src", "analyzer-core/src"] {
         if let Some(newer) = newest_file(&root.join(dir)).filter(|(t, _)| *t > built) {
             eprintln!(
                 "WARNING: {} is older than {}: {hint}",

@@ -61,9 +61,10 @@ impl Ord for Held {
     }
 }
 
-/// The sorting window (see the module documentation).
+/// The sorting window (see the module documentation). Public so that hosts reading an event
+/// source without a decoder (the native Parquet reader) apply the same rule.
 #[derive(Default)]
-pub(crate) struct Reorder {
+pub struct Reorder {
     heap: BinaryHeap<Reverse<Held>>,
     seq: u64,
     /// The latest time pushed so far.

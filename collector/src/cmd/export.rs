@@ -1,6 +1,7 @@
 //! `blocksight export`: writes a trace out as CSV, a fio iolog (to replay the workload with fio
-//! on other hardware) or libCacheSim CSV. Streams: events go through a small buffer to a
-//! `BufWriter`, so any trace length exports in bounded memory.
+//! on other hardware), libCacheSim CSV or Parquet (one file, or a directory partitioned by
+//! device; `blocksight_host::parquet`). Streams: events go through a small buffer to a
+//! `BufWriter` (or a Parquet row group), so any trace length exports in bounded memory.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -16,10 +17,13 @@ use analyzer_core::units::parse_size;
 pub struct Args {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Output format: csv, fio (iolog v3 for `fio --read_iolog`) or libcachesim.
+    /// Output format: csv, fio (iolog v3 for `fio --read_iolog`), libcachesim or parquet.
     #[arg(long, value_name = "FORMAT")]
     pub to: String,
-    /// Output file (`-` for standard output).
+    /// parquet only: `device` writes a directory OUT/device=NAME/part-N.parquet (Hive style).
+    #[arg(long, value_name = "COLUMN")]
+    pub partition_by: Option<String>,
+    /// Output file (`-` for standard output; a directory with --partition-by).
     #[arg(long, short = 'o', value_name = "OUT")]
     pub output: PathBuf,
     /// libcachesim only: the cache block size; each request becomes one row per block.
@@ -31,6 +35,13 @@ pub struct Args {
 const FLUSH_BYTES: usize = 256 * 1024;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
+    if args.to == "parquet" {
+        return parquet(args);
+    }
+    anyhow::ensure!(
+        args.partition_by.is_none(),
+        "--partition-by is for --to parquet only"
+    );
     let format = ExportFormat::from_name(&args.to).with_context(|| {
         let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.name()).collect();
         format!("--to {:?} is not one of {}", args.to, names.join(", "))
@@ -89,6 +100,57 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             read.format.name(),
             format.name(),
             name()
+        );
+    }
+    Ok(())
+}
+
+/// `--to parquet`: one file, or with `--partition-by device` a Hive-style directory.
+fn parquet(args: &Args) -> anyhow::Result<()> {
+    use blocksight_host::parquet::{DatasetWriter, FileWriter};
+    anyhow::ensure!(
+        args.output.as_os_str() != "-",
+        "--to parquet writes a file or a directory, not standard output"
+    );
+    let mut error: Option<anyhow::Error> = None;
+    let (read, what) = match args.partition_by.as_deref() {
+        None => {
+            let mut w = FileWriter::create(&args.output)?;
+            let read = input::read_events_with_header(&args.input, |header, e| {
+                if error.is_none() {
+                    error = w.push(header, e).err();
+                }
+            })?;
+            if let Some(e) = error {
+                return Err(e);
+            }
+            let events = w.finish(&read.header)?;
+            (read, format!("{events} events"))
+        }
+        Some("device") => {
+            let mut w = DatasetWriter::create(&args.output)?;
+            let read = input::read_events_with_header(&args.input, |header, e| {
+                if error.is_none() {
+                    error = w.push(header, e).err();
+                }
+            })?;
+            if let Some(e) = error {
+                return Err(e);
+            }
+            let (events, files) = w.finish(&read.header)?;
+            (read, format!("{events} events in {files} files"))
+        }
+        Some(other) => anyhow::bail!(
+            "--partition-by {:?}: only `device` is supported",
+            analyzer_core::units::escape(other)
+        ),
+    };
+    input::warn_diagnostics(&read);
+    if !args.input.quiet {
+        eprintln!(
+            "blocksight: exported {what} from {} input as parquet to {}",
+            read.format.name(),
+            input::shown(&args.output)
         );
     }
     Ok(())

@@ -1,5 +1,5 @@
 //! Reading trace files: decompression, format detection, multi-file merging and a progress bar,
-//! shared by every subcommand that takes `IN...`.
+//! shared by every CLI subcommand that takes `IN...` and by the Python bindings.
 //!
 //! The engine's decoders are push state machines; this module is the native `Read` loop that
 //! feeds them in 1 MiB chunks, so memory stays bounded for any file size.
@@ -45,10 +45,36 @@ pub struct InputArgs {
     pub quiet: bool,
 }
 
+/// What was read: one of the engine's formats, or Parquet (read here, natively only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputFormat {
+    Trace(TraceFormat),
+    Parquet,
+}
+
+impl InputFormat {
+    /// The `--format` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            InputFormat::Trace(f) => f.name(),
+            InputFormat::Parquet => "parquet",
+        }
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            InputFormat::Trace(f) => f.description(),
+            InputFormat::Parquet => {
+                "Apache Parquet: time_nanos, device, offset_bytes, len_bytes, op, latency_nanos, pid (docs/parquet.md)"
+            }
+        }
+    }
+}
+
 /// What reading produced besides the events.
 #[derive(Debug)]
 pub struct ReadSummary {
-    pub format: TraceFormat,
+    pub format: InputFormat,
     pub header: TraceHeader,
     pub diagnostics: Diagnostics,
 }
@@ -205,6 +231,9 @@ pub fn read_events_with_header(
     mut each: impl FnMut(&TraceHeader, &IoEvent),
 ) -> anyhow::Result<ReadSummary> {
     let paths = expand_inputs(&args.inputs)?;
+    if let Some(read) = read_parquet(args, &paths, &mut each)? {
+        return Ok(read);
+    }
     let total: u64 = paths
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -231,10 +260,40 @@ pub fn read_events_with_header(
     let header = decoder.header().clone();
     let diagnostics = decoder.diagnostics().clone();
     Ok(ReadSummary {
-        format,
+        format: InputFormat::Trace(format),
         header,
         diagnostics,
     })
+}
+
+/// Reads the inputs as Parquet when they are (`--format parquet`, directories, files starting
+/// with `PAR1`); `None` when none is. Parquet cannot be merged with other formats in one run.
+fn read_parquet(
+    args: &InputArgs,
+    paths: &[PathBuf],
+    each: &mut impl FnMut(&TraceHeader, &IoEvent),
+) -> anyhow::Result<Option<ReadSummary>> {
+    let forced = args.format.as_deref() == Some("parquet");
+    let parquet: Vec<bool> = paths
+        .iter()
+        .map(|p| forced || crate::parquet::is_parquet(p))
+        .collect();
+    if !parquet.iter().any(|&p| p) {
+        return Ok(None);
+    }
+    if let Some(i) = parquet.iter().position(|&p| !p) {
+        bail!(
+            "{} is not Parquet but other inputs are; convert it first (`blocksight export --to \
+             parquet`), Parquet and other formats are not merged in one run",
+            shown(&paths[i])
+        );
+    }
+    let read = crate::parquet::read(paths, |h, e| each(h, e))?;
+    Ok(Some(ReadSummary {
+        format: InputFormat::Parquet,
+        header: read.header,
+        diagnostics: read.diagnostics,
+    }))
 }
 
 /// A path as printed: every control character escaped (a file name can hold any byte but `/`).

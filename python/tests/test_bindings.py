@@ -1,0 +1,105 @@
+"""The Python results equal the CLI's --json on the sample, for every job, from a path, from a
+Parquet export and from Arrow/numpy/pandas batches; DuckDB reads the export with the same
+counts as `stat --json`."""
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+import blocksight
+
+
+def test_stat_equals_cli(sample, cli):
+    assert blocksight.stat(sample) == cli("stat", sample, "--json")
+
+
+def test_analyze_equals_cli(sample, cli):
+    result = blocksight.analyze(sample)
+    assert result == cli("analyze", sample, "--json")
+    assert blocksight.points(result["cache_sizing"]).shape[0] == len(result["cache_sizing"]["points"])
+
+
+def test_simulate_equals_cli(sample, cli):
+    result = blocksight.simulate(sample, cache_size="10%,200MiB", policy="arc,lru", mode="wb")
+    assert result == cli("simulate", sample, "--cache-size", "10%,200MiB", "--policy", "arc,lru", "--mode", "wb", "--json")
+    table = blocksight.runs(result)
+    assert list(table["policy"]) == [r["policy"] for r in result["runs"]]
+    bins = blocksight.time_bins(result["runs"][0])
+    c = result["runs"][0]["result"]["whole"]["counts"]
+    # The bins count every request, flushes and discards included.
+    assert int(bins["requests"].sum()) == c["read"]["requests"] + c["write"]["requests"] + c["discards"] + c["flushes"]
+
+
+def test_mrc_equals_cli(sample, cli):
+    result = blocksight.mrc(sample, policy="lru", method="shards")
+    assert result == cli("mrc", sample, "--policy", "lru", "--method", "shards", "--json")
+    df = blocksight.points(result)
+    assert list(df.columns) == ["size_lines", "size_bytes", "miss_ratio", "hit_ratio"]
+
+
+def test_predict_equals_cli(sample, cli):
+    result = blocksight.predict(sample, layout="raid5", disks=6, disk="sas-10k", qd=8, cache_size="10%")
+    expected = cli("predict", sample, "--layout", "raid5", "--disks", "6", "--disk", "sas-10k", "--qd", "8", "--cache-size", "10%", "--json")
+    assert result == expected
+
+
+def test_errors_name_the_setting(sample):
+    with pytest.raises(ValueError, match="policy"):
+        blocksight.simulate(sample, cache_size="10%", policy="nope")
+
+
+@pytest.fixture(scope="module")
+def parquet_export(sample, cli, tmp_path_factory):
+    out = tmp_path_factory.mktemp("pq") / "sample.parquet"
+    cli("export", sample, "--to", "parquet", "-o", out, json_out=False)
+    return str(out)
+
+
+def test_parquet_export_reads_as_the_trace(parquet_export, sample, cli):
+    assert blocksight.stat(parquet_export) == cli("stat", sample, "--json")
+
+
+def _counts(s):
+    keys = ["events", "reads", "writes", "discards", "flushes", "read_bytes", "write_bytes", "footprint_blocks", "first_time_nanos", "last_time_nanos"]
+    return {k: s[k] for k in keys}
+
+
+def test_arrow_batches_numpy_and_pandas_equal_the_file(parquet_export, sample, cli):
+    want = cli("stat", sample, "--json")
+    table = pq.read_table(parquet_export)
+    # An iterator of record batches (read once, kept for the passes a job needs).
+    got = blocksight.stat(iter(table.to_batches(max_chunksize=10_000)))
+    assert _counts(got) == _counts(want)
+    assert got["devices"] == want["devices"]
+    assert got["events_with_latency"] == want["events_with_latency"]
+    # A dict of numpy arrays, and a pandas DataFrame.
+    arrays = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
+    assert _counts(blocksight.stat([arrays])) == _counts(want)
+    assert _counts(blocksight.stat(table.to_pandas())) == _counts(want)
+    # A two-pass job (a size as a share of the footprint) over a callable giving fresh batches.
+    sim = blocksight.simulate(lambda: table.to_batches(max_chunksize=50_000), cache_size="10%")
+    cli_sim = cli("simulate", sample, "--cache-size", "10%", "--json")
+    assert sim["runs"][0]["result"]["whole"] == cli_sim["runs"][0]["result"]["whole"]
+
+
+def test_duckdb_counts_equal_stat(parquet_export, sample, cli):
+    duckdb = pytest.importorskip("duckdb")
+    want = cli("stat", sample, "--json")
+    con = duckdb.connect()
+    rows = dict(con.execute(f"select op, count(*) from read_parquet('{parquet_export}') group by op").fetchall())
+    assert rows.get("read", 0) == want["reads"]
+    assert rows.get("write", 0) == want["writes"]
+    assert rows.get("flush", 0) == want["flushes"]
+    assert rows.get("discard", 0) == want["discards"]
+    total, rbytes, wbytes, first, last, lat = con.execute(
+        "select count(*), sum(len_bytes) filter (where op = 'read'), sum(len_bytes) filter (where op = 'write'), "
+        f"min(time_nanos), max(time_nanos), count(latency_nanos) from read_parquet('{parquet_export}')"
+    ).fetchone()
+    assert (total, rbytes, wbytes, first, last, lat) == (
+        want["events"], want["read_bytes"], want["write_bytes"], want["first_time_nanos"], want["last_time_nanos"], want["events_with_latency"]
+    )
+    meta = pq.read_metadata(parquet_export).metadata
+    header = json.loads(meta[b"blocksight.header"])
+    assert [d["name"] for d in header["devices"]] == want["devices"]
