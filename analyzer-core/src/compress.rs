@@ -863,7 +863,7 @@ mod tests {
     fn drain_chunked(data: &[u8], chunk: usize) -> (Vec<u8>, Result<(), DecodeError>) {
         let mut d = Decompressor::new();
         let mut out = Vec::new();
-        let mut pump = |d: &mut Decompressor, out: &mut Vec<u8>| loop {
+        let pump = |d: &mut Decompressor, out: &mut Vec<u8>| loop {
             match d.read(out) {
                 Ok(0) => return Ok(()),
                 Ok(_) => {}
