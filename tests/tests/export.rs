@@ -287,11 +287,11 @@ fn cli_export_rejects_an_unknown_target_and_a_bad_mapping() {
         .join("spc/financial_sample.spc")
         .display()
         .to_string();
-    let out = run_blocksight(["export", &input, "--to", "parquet", "-o", "-"]);
+    let out = run_blocksight(["export", &input, "--to", "xlsx", "-o", "-"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("--to \"parquet\" is not one of csv, fio, libcachesim"),
+        err.contains("--to \"xlsx\" is not one of csv"),
         "{err}"
     );
     let out = run_blocksight([
