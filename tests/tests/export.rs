@@ -290,10 +290,7 @@ fn cli_export_rejects_an_unknown_target_and_a_bad_mapping() {
     let out = run_blocksight(["export", &input, "--to", "xlsx", "-o", "-"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--to \"xlsx\" is not one of csv"),
-        "{err}"
-    );
+    assert!(err.contains("--to \"xlsx\" is not one of csv"), "{err}");
     let out = run_blocksight([
         "export",
         &input,
