@@ -700,7 +700,26 @@ impl ArrayConfig {
         if !ceilings.is_empty() {
             a.push(format!("controller ceilings: {}", ceilings.join(", ")));
         }
-        a.push("parity layout left-symmetric; small writes pick read-modify-write or reconstruct-write by fewer reads (Linux md rule)".into());
+        let md_parity = matches!(self.layout.level, Level::Raid5 | Level::Raid6)
+            && self.layout.failed.is_empty()
+            && self
+                .layout
+                .members
+                .iter()
+                .all(|m| matches!(m, Member::Disk(_)));
+        match (&c.md, md_parity) {
+            (Some(md), true) => a.push(format!(
+                "Linux md RAID 5/6: stripe cache of {} stripe heads (4 KiB per member), rmw or rcw chosen per stripe head by fewer pre-reads with cached pages skipped, one bio per page; every stripe head costs {:.1} µs in raid5d{} (docs/model.md)",
+                md.stripe_cache_size,
+                md.stripe_cost_nanos / 1e3,
+                if md.group_thread_cnt == 0 {
+                    ", md's single stripe-handling thread (group_thread_cnt 0)".to_string()
+                } else {
+                    format!(" or one of its {} group_thread_cnt workers", md.group_thread_cnt)
+                }
+            )),
+            _ => a.push("parity layout left-symmetric; small writes pick read-modify-write or reconstruct-write by fewer reads (Linux md rule)".into()),
+        }
         a.push("mirror reads go to the least busy copy, then the nearest head".into());
         a
     }

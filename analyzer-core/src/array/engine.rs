@@ -13,10 +13,12 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::controller::{ControllerModel, DirtyMap};
+use super::controller::{ControllerModel, DirtyMap, MdSettings};
 use super::device::{DeviceModel, DiskScheduling, HddGeometry, Placement, SsdTiming};
 use super::histogram::Histogram;
 use super::layout::{DiskOp, DiskView, Level, Member, Node, MAX_COMMAND_BYTES};
+use super::md::{MdConfig, MdLevel, MdModel, MdOp};
+use crate::event::{IoEvent, Op};
 
 /// Host requests in flight beyond which an open-loop replay waits (the array is overloaded;
 /// bounded memory matters more than modelling an unbounded queue).
@@ -96,6 +98,11 @@ struct Disk {
     ra_rate: f64,
     busy_nanos: f64,
     ops: u64,
+    /// Member I/O as the RAID layer issued it (md: one bio per stripe page).
+    reads: u64,
+    writes: u64,
+    read_bytes: u64,
+    write_bytes: u64,
 }
 
 struct View<'a>(&'a [Disk]);
@@ -120,6 +127,14 @@ pub struct DiskUse {
     pub tier: String,
     pub utilisation: f64,
     pub iops: f64,
+    /// Reads and writes the RAID layer sent this device during the window, and their bytes
+    /// (for Linux md RAID 5/6: md's bios, one per 4 KiB stripe page, as `--md-members`
+    /// counts them; the timing merges adjacent ones into one command, as the block layer's
+    /// plugging does).
+    pub reads: u64,
+    pub writes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
 }
 
 /// Latency summary of the counted host requests.
@@ -145,12 +160,68 @@ pub struct RunResult {
     pub disks: Vec<DiskUse>,
     pub controller_utilisation: f64,
     pub parity_utilisation: f64,
+    /// Linux md RAID 5/6 only: stripe heads handled during the window, and the busy share of
+    /// the threads handling them (`raid5d` plus `group_thread_cnt` workers); 0 otherwise.
+    pub md_stripe_heads: u64,
+    pub raid5d_utilisation: f64,
     /// Member-disk commands issued during the window.
     pub backend_requests: u64,
     /// Open-loop requests that had to wait because too many were outstanding.
     pub throttled_requests: u64,
     /// The resource that limits throughput, in words.
     pub bottleneck: String,
+}
+
+/// The md RAID 5/6 state of a software array: the stripe model that decides member I/O and the
+/// threads that handle stripe heads.
+struct MdTiming {
+    model: MdModel,
+    /// Layout member → device index.
+    disk_of: Vec<u32>,
+    settings: MdSettings,
+    /// When each handling thread is next free (`raid5d` first).
+    threads_free_at: Vec<f64>,
+    busy_nanos: f64,
+    heads: u64,
+    ops: Vec<MdOp>,
+}
+
+impl MdTiming {
+    /// md's model for a flat, healthy RAID 5/6 over disks; `None` for anything md's RAID 5/6
+    /// code would not run as modelled (nested nodes, degraded arrays, chunks that are not
+    /// whole pages), which keeps the layout's generic rule.
+    fn for_layout(node: &Node, settings: &MdSettings) -> Option<MdTiming> {
+        let level = match node.level {
+            Level::Raid5 => MdLevel::Raid5,
+            Level::Raid6 => MdLevel::Raid6,
+            _ => return None,
+        };
+        if !node.failed.is_empty() {
+            return None;
+        }
+        let disk_of: Vec<u32> = node
+            .members
+            .iter()
+            .map(|m| match m {
+                Member::Disk(d) => Some(*d),
+                Member::Node(_) => None,
+            })
+            .collect::<Option<_>>()?;
+        let mut config = MdConfig::new(level, disk_of.len() as u32, node.chunk_bytes);
+        config.stripe_cache_size = settings.stripe_cache_size;
+        config.group_thread_cnt = settings.group_thread_cnt;
+        let mut model = MdModel::new(&config).ok()?;
+        model.record_ops();
+        Some(MdTiming {
+            model,
+            disk_of,
+            threads_free_at: vec![0.0; settings.group_thread_cnt as usize + 1],
+            settings: settings.clone(),
+            busy_nanos: 0.0,
+            heads: 0,
+            ops: Vec::new(),
+        })
+    }
 }
 
 pub struct Engine {
@@ -197,6 +268,7 @@ pub struct Engine {
     bytes_done: u64,
     backend_ops: u64,
     throttled: u64,
+    md: Option<MdTiming>,
 }
 
 const EV_DISK_DONE: u8 = 0;
@@ -259,6 +331,10 @@ impl Engine {
                 ra_rate: 1.0,
                 busy_nanos: 0.0,
                 ops: 0,
+                reads: 0,
+                writes: 0,
+                read_bytes: 0,
+                write_bytes: 0,
             });
         };
         devices.iter().for_each(&mut push);
@@ -269,6 +345,10 @@ impl Engine {
             node
         });
         let stripe = stripe_bytes(&layout).max(4096);
+        let md = controller
+            .md
+            .as_ref()
+            .and_then(|s| MdTiming::for_layout(&layout, s));
         Engine {
             now: 0,
             heap: BinaryHeap::new(),
@@ -310,6 +390,7 @@ impl Engine {
             bytes_done: 0,
             backend_ops: 0,
             throttled: 0,
+            md,
         }
     }
 
@@ -338,6 +419,14 @@ impl Engine {
         for d in &mut self.disks {
             d.busy_nanos = 0.0;
             d.ops = 0;
+            d.reads = 0;
+            d.writes = 0;
+            d.read_bytes = 0;
+            d.write_bytes = 0;
+        }
+        if let Some(md) = &mut self.md {
+            md.busy_nanos = 0.0;
+            md.heads = 0;
         }
     }
 
@@ -429,14 +518,28 @@ impl Engine {
                 },
                 utilisation: (d.busy_nanos / (elapsed as f64 * f64::from(d.parallelism))).min(1.0),
                 iops: d.ops as f64 / secs,
+                reads: d.reads,
+                writes: d.writes,
+                read_bytes: d.read_bytes,
+                write_bytes: d.write_bytes,
             })
             .collect();
         let controller_utilisation = (self.ctrl_busy / elapsed as f64).min(1.0);
         let parity_utilisation = (self.parity_busy / elapsed as f64).min(1.0);
+        let (md_stripe_heads, raid5d_utilisation) = match &self.md {
+            Some(md) => (
+                md.heads,
+                (md.busy_nanos / (elapsed as f64 * md.threads_free_at.len() as f64)).min(1.0),
+            ),
+            None => (0, 0.0),
+        };
         let bottleneck = name_bottleneck(
             &disks,
             controller_utilisation,
             parity_utilisation,
+            self.md
+                .as_ref()
+                .map(|m| (raid5d_utilisation, m.threads_free_at.len())),
             &self.controller,
         );
         RunResult {
@@ -451,6 +554,8 @@ impl Engine {
             disks,
             controller_utilisation,
             parity_utilisation,
+            md_stripe_heads,
+            raid5d_utilisation,
             backend_requests: self.backend_ops,
             throttled_requests: self.throttled,
             bottleneck,
@@ -600,18 +705,42 @@ impl Engine {
         };
         let mut ops = std::mem::take(&mut self.reqs[id as usize].ops);
         ops.clear();
-        let parity = node.expand(
-            io.write,
-            io.offset_bytes,
-            u64::from(io.len_bytes),
-            0,
-            &view,
-            &cap,
-            &mut ops,
-        );
-        if ops.iter().any(|o| o.phase > 0) {
-            ops.sort_by_key(|o| o.phase);
+        let md_array = io.target == Target::Array && self.md.is_some();
+        let parity = if md_array {
+            0
+        } else {
+            node.expand(
+                io.write,
+                io.offset_bytes,
+                u64::from(io.len_bytes),
+                0,
+                &view,
+                &cap,
+                &mut ops,
+            )
+        };
+        if md_array {
+            if let Some(done) = self.md_expand(io, &mut ops) {
+                start = start.max(done);
+            }
+        } else {
+            if ops.iter().any(|o| o.phase > 0) {
+                ops.sort_by_key(|o| o.phase);
+            }
+            if self.measuring {
+                for o in &ops {
+                    let d = &mut self.disks[o.disk as usize];
+                    if o.write {
+                        d.writes += 1;
+                        d.write_bytes += u64::from(o.len_bytes);
+                    } else {
+                        d.reads += 1;
+                        d.read_bytes += u64::from(o.len_bytes);
+                    }
+                }
+            }
         }
+        let ctrl = &self.controller;
         if parity > 0 {
             if let Some(rate) = ctrl.parity_chunks_per_sec {
                 let service = f64::from(parity) * 1e9 / rate.max(1e-9);
@@ -629,6 +758,102 @@ impl Engine {
         } else {
             self.start_phase(id);
         }
+    }
+
+    /// Runs one request through md's stripe model: fills `ops` with its member commands
+    /// (pre-reads in phase 0, writes in phase 1; adjacent 4 KiB bios to one member merged into
+    /// one command, as the block layer's plug merges them), counts md's bios per member, and
+    /// returns when the threads handling its stripe heads are done with them (`None` when it
+    /// handled none: reads go straight to the member, md's chunk-aligned read path).
+    fn md_expand(&mut self, io: HostIo, ops: &mut Vec<DiskOp>) -> Option<f64> {
+        let measuring = self.measuring;
+        let now = self.now as f64;
+        let md = self.md.as_mut()?;
+        let before = md.model.heads_handled();
+        md.model.observe(&IoEvent {
+            time_nanos: self.now,
+            device: 0,
+            offset_bytes: io.offset_bytes,
+            len_bytes: io.len_bytes,
+            op: if io.write { Op::Write } else { Op::Read },
+            latency_nanos: None,
+            pid: None,
+        });
+        let heads = md.model.heads_handled() - before;
+        md.ops.clear();
+        md.model.take_ops(&mut md.ops);
+        for o in &md.ops {
+            let disk = md.disk_of.get(o.member as usize).copied().unwrap_or(0);
+            if measuring {
+                let d = &mut self.disks[disk as usize];
+                if o.write {
+                    d.writes += 1;
+                    d.write_bytes += u64::from(o.len_bytes);
+                } else {
+                    d.reads += 1;
+                    d.read_bytes += u64::from(o.len_bytes);
+                }
+            }
+            ops.push(DiskOp {
+                disk,
+                offset_bytes: o.offset_bytes,
+                len_bytes: o.len_bytes,
+                write: o.write,
+                phase: u8::from(o.write && io.write),
+            });
+        }
+        ops.sort_by_key(|o| (o.phase, o.disk, o.offset_bytes));
+        let mut merged = 0usize;
+        for i in 0..ops.len() {
+            let o = ops[i];
+            if merged > 0 {
+                let last = &mut ops[merged - 1];
+                let end = last.offset_bytes + u64::from(last.len_bytes);
+                if last.phase == o.phase
+                    && last.disk == o.disk
+                    && last.write == o.write
+                    && end == o.offset_bytes
+                    && u64::from(last.len_bytes) + u64::from(o.len_bytes) <= MAX_COMMAND_BYTES
+                {
+                    last.len_bytes += o.len_bytes;
+                    continue;
+                }
+            }
+            ops[merged] = o;
+            merged += 1;
+        }
+        ops.truncate(merged);
+        if heads == 0 {
+            return None;
+        }
+        if measuring {
+            md.heads += heads;
+        }
+        // Each head goes to the thread free first; the request's member I/O starts when its
+        // last head has been handled.
+        let cost = md.settings.stripe_cost_nanos.max(0.0);
+        let mut done = now;
+        if md.threads_free_at.len() == 1 {
+            let t = md.threads_free_at[0].max(now) + heads as f64 * cost;
+            md.threads_free_at[0] = t;
+            done = t;
+        } else {
+            for _ in 0..heads {
+                let (i, free) = md
+                    .threads_free_at
+                    .iter()
+                    .copied()
+                    .enumerate()
+                    .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
+                let t = free.max(now) + cost;
+                md.threads_free_at[i] = t;
+                done = done.max(t);
+            }
+        }
+        if measuring {
+            md.busy_nanos += heads as f64 * cost;
+        }
+        Some(done)
     }
 
     /// Sends every op of the request's next phase to its disk.
@@ -944,7 +1169,13 @@ fn shift_disks(node: &mut Node, by: u32) {
     }
 }
 
-fn name_bottleneck(disks: &[DiskUse], ctrl: f64, parity: f64, c: &ControllerModel) -> String {
+fn name_bottleneck(
+    disks: &[DiskUse],
+    ctrl: f64,
+    parity: f64,
+    raid5d: Option<(f64, usize)>,
+    c: &ControllerModel,
+) -> String {
     const BUSY: f64 = 0.85;
     let busiest = disks
         .iter()
@@ -978,6 +1209,16 @@ fn name_bottleneck(disks: &[DiskUse], ctrl: f64, parity: f64, c: &ControllerMode
     }
     if c.parity_chunks_per_sec.is_some() {
         candidates.push((parity, "the controller's parity engine"));
+    }
+    if let Some((u, threads)) = raid5d {
+        candidates.push((
+            u,
+            if threads == 1 {
+                "raid5d (md's single stripe-handling thread; raise group_thread_cnt)"
+            } else {
+                "raid5d and its group_thread_cnt workers (md stripe handling)"
+            },
+        ));
     }
     let (u, what) = candidates
         .into_iter()

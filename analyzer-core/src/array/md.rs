@@ -132,6 +132,19 @@ pub struct MemberIo {
     pub write_bytes: u64,
 }
 
+/// One member bio, as md sends it (recorded when [`MdModel::record_ops`] is on, for the timing
+/// engine).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MdOp {
+    pub member: u32,
+    /// Offset on the member device.
+    pub offset_bytes: u64,
+    pub len_bytes: u32,
+    pub write: bool,
+    /// A read issued before the head's writes (an rmw/rcw pre-read), not a host read.
+    pub pre_read: bool,
+}
+
 /// The model's result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MdResult {
@@ -175,6 +188,8 @@ pub struct MdModel {
     rcw: u64,
     full: u64,
     saved: u64,
+    /// Member bios since the last [`MdModel::take_ops`], when recording.
+    log: Option<Vec<MdOp>>,
 }
 
 impl MdModel {
@@ -200,20 +215,60 @@ impl MdModel {
             rcw: 0,
             full: 0,
             saved: 0,
+            log: None,
             config: config.clone(),
         })
     }
 
-    fn read(&mut self, member: usize, bytes: u64) {
+    /// Records every member bio from now on, for [`MdModel::take_ops`].
+    pub fn record_ops(&mut self) {
+        self.log = Some(Vec::new());
+    }
+
+    /// Moves the member bios recorded since the last call into `out`.
+    pub fn take_ops(&mut self, out: &mut Vec<MdOp>) {
+        if let Some(log) = &mut self.log {
+            out.append(log);
+        }
+    }
+
+    /// Stripe heads handled so far (rmw, rcw and full-stripe), each one pass of md's stripe
+    /// state machine (`handle_stripe`) in `raid5d` or a worker thread.
+    pub fn heads_handled(&self) -> u64 {
+        self.rmw + self.rcw + self.full
+    }
+
+    fn log_op(&mut self, member: usize, offset_bytes: u64, bytes: u64, write: bool, pre: bool) {
+        if let Some(log) = &mut self.log {
+            log.push(MdOp {
+                member: member as u32,
+                offset_bytes,
+                len_bytes: bytes.min(u64::from(u32::MAX)) as u32,
+                write,
+                pre_read: pre,
+            });
+        }
+    }
+
+    fn read(&mut self, member: usize, offset_bytes: u64, bytes: u64) {
         let m = &mut self.members[member];
         m.read_bios += 1;
         m.read_bytes += bytes;
+        self.log_op(member, offset_bytes, bytes, false, false);
     }
 
-    fn write(&mut self, member: usize, bytes: u64) {
+    fn pre_read(&mut self, member: usize, offset_bytes: u64, bytes: u64) {
+        let m = &mut self.members[member];
+        m.read_bios += 1;
+        m.read_bytes += bytes;
+        self.log_op(member, offset_bytes, bytes, false, true);
+    }
+
+    fn write(&mut self, member: usize, offset_bytes: u64, bytes: u64) {
         let m = &mut self.members[member];
         m.write_bios += 1;
         m.write_bytes += bytes;
+        self.log_op(member, offset_bytes, bytes, true, false);
     }
 
     /// Left-symmetric parity: the members holding P (and Q) and the member of data index `d`
@@ -245,10 +300,10 @@ impl MdModel {
                 if e.op == Op::Read {
                     let m = (self.mirror_turn % n as u64) as usize;
                     self.mirror_turn += 1;
-                    self.read(m, len);
+                    self.read(m, e.offset_bytes, len);
                 } else {
                     for m in 0..n {
-                        self.write(m, len);
+                        self.write(m, e.offset_bytes, len);
                     }
                 }
             }
@@ -266,6 +321,7 @@ impl MdModel {
                     let piece = ((c + 1) * chunk).min(end) - off;
                     // Near layout: chunk c's copies sit on members (c*copies + k) mod n.
                     let first = (c * copies) % n;
+                    let member_off = (c * copies / n) * chunk + off % chunk;
                     if e.op == Op::Read {
                         let k = if copies > 1 {
                             self.mirror_turn % copies
@@ -273,10 +329,10 @@ impl MdModel {
                             0
                         };
                         self.mirror_turn += 1;
-                        self.read(((first + k) % n) as usize, piece);
+                        self.read(((first + k) % n) as usize, member_off, piece);
                     } else {
                         for k in 0..copies {
-                            self.write(((first + k) % n) as usize, piece);
+                            self.write(((first + k) % n) as usize, member_off, piece);
                         }
                     }
                     off += piece;
@@ -297,7 +353,7 @@ impl MdModel {
                 let piece = ((c + 1) * chunk).min(end) - off;
                 let row = c / dd;
                 let m = self.data_member(row, c % dd);
-                self.read(m as usize, piece);
+                self.read(m as usize, row * chunk + off % chunk, piece);
                 off += piece;
             }
             self.handle_due();
@@ -439,16 +495,18 @@ impl MdModel {
         if written != data {
             self.saved += u64::from((saved_from & h.uptodate).count_ones());
         }
+        let member_off =
+            row * self.config.chunk_bytes + (key % self.chunk_pages) * STRIPE_PAGE_BYTES;
         for m in 0..self.config.members as usize {
             let bit = 1u64 << (m % 64);
             if reads & bit != 0 {
-                self.read(m, STRIPE_PAGE_BYTES);
+                self.pre_read(m, member_off, STRIPE_PAGE_BYTES);
             }
         }
         for m in 0..self.config.members as usize {
             let bit = 1u64 << (m % 64);
             if (written | parity_mask) & bit != 0 {
-                self.write(m, STRIPE_PAGE_BYTES);
+                self.write(m, member_off, STRIPE_PAGE_BYTES);
             }
         }
         h.uptodate |= reads | written | parity_mask;
@@ -468,10 +526,21 @@ impl MdModel {
         }
     }
 
-    pub fn finish(mut self) -> MdResult {
+    /// Handles every head still waiting for its gather window (the end of the stream).
+    pub fn flush(&mut self) {
         while let Some(key) = self.pending.pop_front() {
             self.handle(key);
         }
+        self.evict();
+    }
+
+    /// Member I/O so far, per member.
+    pub fn members(&self) -> &[MemberIo] {
+        &self.members
+    }
+
+    pub fn finish(mut self) -> MdResult {
+        self.flush();
         let total = self
             .members
             .iter()

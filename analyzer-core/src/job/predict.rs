@@ -60,6 +60,15 @@ pub struct ControllerSettings {
     /// Ceiling: parity chunks computed per second.
     #[serde(default)]
     pub parity_chunks_per_sec: Option<f64>,
+    /// Linux md RAID 5/6 (software arrays only): `stripe_cache_size`.
+    #[serde(default)]
+    pub md_stripe_cache_size: Option<u32>,
+    /// Linux md RAID 5/6: `group_thread_cnt` (worker threads besides `raid5d`).
+    #[serde(default)]
+    pub md_group_thread_cnt: Option<u32>,
+    /// Linux md RAID 5/6: CPU time per stripe head in the handling thread.
+    #[serde(default)]
+    pub md_stripe_cost_nanos: Option<f64>,
 }
 
 /// One layout.
@@ -151,6 +160,47 @@ impl ArrayParams {
         }
         if c.parity_chunks_per_sec.is_some() {
             cfg.controller.parity_chunks_per_sec = c.parity_chunks_per_sec;
+        }
+        let md_given = c.md_stripe_cache_size.is_some()
+            || c.md_group_thread_cnt.is_some()
+            || c.md_stripe_cost_nanos.is_some();
+        match &mut cfg.controller.md {
+            Some(md) => {
+                if let Some(n) = c.md_stripe_cache_size {
+                    if n < 17 {
+                        return Err(JobError::invalid(
+                            format!("stripe_cache_size {n}"),
+                            "md's minimum is 17",
+                        ));
+                    }
+                    md.stripe_cache_size = n;
+                }
+                if let Some(n) = c.md_group_thread_cnt {
+                    if n > 4096 {
+                        return Err(JobError::invalid(
+                            format!("group_thread_cnt {n}"),
+                            "at most 4,096 threads",
+                        ));
+                    }
+                    md.group_thread_cnt = n;
+                }
+                if let Some(ns) = c.md_stripe_cost_nanos {
+                    if !(ns.is_finite() && ns >= 0.0) {
+                        return Err(JobError::invalid(
+                            format!("stripe cost {ns} ns"),
+                            "expected a duration of 0 or more",
+                        ));
+                    }
+                    md.stripe_cost_nanos = ns;
+                }
+            }
+            None if md_given => {
+                return Err(JobError::invalid(
+                    "md settings",
+                    "stripe_cache_size, group_thread_cnt and the stripe cost apply to Linux md, not to a hardware controller",
+                ))
+            }
+            None => {}
         }
         Ok(cfg)
     }

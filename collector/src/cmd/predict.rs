@@ -140,12 +140,17 @@ pub struct Args {
     /// from --layout, --disks and --chunk; RAID 5/6 with its stripe cache), per member.
     #[arg(long = "md-members", requires = "inputs")]
     pub md_members: bool,
-    /// md's stripe_cache_size for --md-members (default 256).
+    /// Linux md RAID 5/6 (software arrays, and --md-members): stripe_cache_size (default 256).
     #[arg(long = "stripe-cache-size", value_name = "N")]
     pub stripe_cache_size: Option<u32>,
-    /// md's group_thread_cnt for --md-members (default 0: raid5d alone).
+    /// Linux md RAID 5/6: group_thread_cnt, stripe-handling threads besides raid5d (default 0:
+    /// raid5d alone, as md).
     #[arg(long = "group-thread-cnt", value_name = "N")]
     pub group_thread_cnt: Option<u32>,
+    /// Linux md RAID 5/6: CPU time one stripe head takes in raid5d (default 54.6us; see
+    /// docs/model.md for the source).
+    #[arg(long = "md-stripe-cost", value_name = "DURATION")]
+    pub md_stripe_cost: Option<String>,
     /// Only the requests from START to END after the trace's first request (`10s..70s`), as
     /// the web app's brushed time window.
     #[arg(long, value_name = "START..END")]
@@ -172,6 +177,29 @@ pub fn parse_window(text: &str) -> anyhow::Result<(u64, u64)> {
         );
     }
     Ok((start, end))
+}
+
+/// `54.6us`, `20us`, `1ms` as nanoseconds (fractions allowed).
+fn parse_duration_nanos(text: &str) -> anyhow::Result<f64> {
+    let t = text.trim();
+    let (num, scale) = [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("µs", 1e3),
+        ("ms", 1e6),
+        ("s", 1e9),
+    ]
+    .iter()
+    .find_map(|(u, k)| t.strip_suffix(u).map(|n| (n, *k)))
+    .with_context(|| format!("{:?}: expected a duration like 20us or 0.05ms", escape(t)))?;
+    let v: f64 = num
+        .trim()
+        .parse()
+        .with_context(|| format!("{:?}: expected a number before the unit", escape(t)))?;
+    if !(v.is_finite() && v >= 0.0) {
+        bail!("{:?}: expected a duration of 0 or more", escape(t));
+    }
+    Ok(v * scale)
 }
 
 /// The request the flags describe.
@@ -217,6 +245,14 @@ pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
             max_iops: args.max_iops,
             max_bytes_per_sec: args.max_mbps.map(|m| m * 1e6),
             parity_chunks_per_sec: args.parity_rate,
+            md_stripe_cache_size: args.stripe_cache_size,
+            md_group_thread_cnt: args.group_thread_cnt,
+            md_stripe_cost_nanos: args
+                .md_stripe_cost
+                .as_deref()
+                .map(parse_duration_nanos)
+                .transpose()
+                .context("--md-stripe-cost")?,
         },
         ..layout
     };
@@ -351,6 +387,31 @@ fn print_run(out: &mut impl Write, label: &str, r: &RunResult) -> std::io::Resul
                 String::new()
             } else {
                 format!(", cache devices {}", range(&cache))
+            }
+        )?;
+    }
+    let members: Vec<_> = r.disks.iter().filter(|d| d.tier == "array").collect();
+    if members.iter().any(|d| d.reads + d.writes > 0) {
+        let sum = |f: fn(&&analyzer_core::array::engine::DiskUse) -> u64| {
+            members.iter().map(f).sum::<u64>()
+        };
+        writeln!(
+            out,
+            "{:<12} member I/O {} reads ({}), {} writes ({}) over {} members{}",
+            "",
+            sum(|d| d.reads),
+            bytes(sum(|d| d.read_bytes)),
+            sum(|d| d.writes),
+            bytes(sum(|d| d.write_bytes)),
+            members.len(),
+            if r.md_stripe_heads > 0 {
+                format!(
+                    "; {} md stripe heads, raid5d {:.0}% busy",
+                    r.md_stripe_heads,
+                    r.raid5d_utilisation * 100.0
+                )
+            } else {
+                String::new()
             }
         )?;
     }
