@@ -707,7 +707,13 @@ impl Engine {
         ops.clear();
         let md_array = io.target == Target::Array && self.md.is_some();
         let parity = if md_array {
-            0
+            // A controller parity ceiling in front of md counts one parity chunk per parity
+            // member and stripe row written, as the layout does.
+            if io.write && ctrl.parity_chunks_per_sec.is_some() {
+                parity_rows(&self.layout, io.offset_bytes, u64::from(io.len_bytes))
+            } else {
+                0
+            }
         } else {
             node.expand(
                 io.write,
@@ -1158,6 +1164,23 @@ fn hdd_cost(
         positioning + place.media_nanos,
         positioning + place.media_nanos,
     ))
+}
+
+/// Parity chunks a write of `[offset, offset + len)` updates on a flat RAID 5/6 node: one per
+/// parity member and stripe row it touches.
+fn parity_rows(node: &Node, offset_bytes: u64, len_bytes: u64) -> u32 {
+    let parities: u64 = match node.level {
+        Level::Raid5 => 1,
+        Level::Raid6 => 2,
+        _ => return 0,
+    };
+    let data = (node.members.len() as u64).saturating_sub(parities).max(1);
+    let row_bytes = node.chunk_bytes.max(1) * data;
+    if len_bytes == 0 {
+        return 0;
+    }
+    let rows = (offset_bytes + len_bytes - 1) / row_bytes - offset_bytes / row_bytes + 1;
+    (rows * parities).min(u64::from(u32::MAX)) as u32
 }
 
 fn shift_disks(node: &mut Node, by: u32) {
