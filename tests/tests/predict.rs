@@ -1035,3 +1035,176 @@ fn cli_cache_tier_on_a_trace_and_degraded_raid10() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("failed"));
 }
+
+/// Issue 10: for software RAID 5/6 the timing engine sends the members what md's stripe model
+/// (`predict --md-members`) says md sends them, per member, for the real bios stored from the
+/// lab (tests/data/lab, docs/validation.md). Both run with one bio in flight, so md's gather
+/// window is one bio in each.
+#[test]
+fn issue_10_timing_engine_member_io_equals_md_members_on_lab_bios() {
+    let lab = data_dir().join("lab");
+    let mut dirs: Vec<_> = std::fs::read_dir(&lab)
+        .expect("tests/data/lab")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("md5-") || n.starts_with("md6-"))
+        })
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 5, "md RAID 5/6 lab workloads: {}", dirs.len());
+    let num = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    for dir in dirs {
+        let lab: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("lab.json")).expect("lab.json"))
+                .expect("lab.json is JSON");
+        let p = &lab["params"];
+        let mut common = vec![
+            "--layout".to_string(),
+            format!("raid{}", num(p, "level") as u64),
+            "--disks".into(),
+            format!("{}", num(p, "disks") as u64),
+            "--chunk".into(),
+            format!("{}", num(p, "chunk_bytes") as u64),
+            "--qd".into(),
+            "1".into(),
+        ];
+        let sc = num(p, "stripe_cache") as u64;
+        if sc > 0 {
+            common.extend(["--stripe-cache-size".to_string(), sc.to_string()]);
+        }
+        common.extend([
+            dir.join("bios.bst").display().to_string(),
+            "--json".into(),
+            "-q".into(),
+        ]);
+        let json = |extra: &[&str]| -> serde_json::Value {
+            let mut args = vec!["predict".to_string()];
+            args.extend(extra.iter().map(|s| s.to_string()));
+            args.extend(common.iter().cloned());
+            let out = run_blocksight(&args);
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                dir.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice(&out.stdout).expect("JSON")
+        };
+        let md = json(&["--md-members"]);
+        let timing = json(&["--disk", "nvme"]);
+        let run = &timing["configs"][0]["without_cache"];
+        let disks = run["disks"].as_array().expect("disks");
+        let members = md["result"]["members"].as_array().expect("members");
+        assert_eq!(disks.len(), members.len(), "{}", dir.display());
+        for (i, (d, m)) in disks.iter().zip(members).enumerate() {
+            for (engine_key, md_key) in [
+                ("reads", "read_bios"),
+                ("writes", "write_bios"),
+                ("read_bytes", "read_bytes"),
+                ("write_bytes", "write_bytes"),
+            ] {
+                assert_eq!(
+                    num(d, engine_key),
+                    num(m, md_key),
+                    "{} member {i}: engine {engine_key} vs --md-members {md_key}",
+                    dir.display()
+                );
+            }
+        }
+        let writes: f64 = members.iter().map(|m| num(m, "write_bios")).sum();
+        assert!(writes > 0.0, "{}: no member writes", dir.display());
+        assert!(num(run, "md_stripe_heads") > 0.0, "{}", dir.display());
+    }
+}
+
+/// Issue 10: md handles RAID 5/6 stripe heads in the single raid5d thread unless
+/// group_thread_cnt adds workers. On NVMe members the thread, not the SSDs, bounds 4 KiB random
+/// writes (one stripe head each); on hard disks it is idle next to the disks; workers lift it.
+#[test]
+fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() {
+    let md_cfg = |disk: DiskPreset, threads: u32| {
+        let mut ctrl = ControllerModel::software();
+        if let Some(md) = &mut ctrl.md {
+            md.group_thread_cnt = threads;
+        }
+        ArrayConfig::standard(StandardLevel::Raid5, 4, disk.model(), 65536, ctrl).expect("cfg")
+    };
+    let cost = ControllerModel::software()
+        .md
+        .expect("md on a software array")
+        .stripe_cost_nanos;
+    let ceiling = 1e9 / cost;
+    let spec = ProfileKind::RandWrite4k.spec();
+    let nvme = run(
+        &md_cfg(DiskPreset::Nvme, 0),
+        spec,
+        100 << 30,
+        64,
+        20_000,
+        None,
+        0,
+    );
+    eprintln!(
+        "NVMe RAID 5, raid5d alone: {:.0} write IOPS, raid5d {:.0}% busy, {}",
+        nvme.write_iops,
+        nvme.raid5d_utilisation * 100.0,
+        nvme.bottleneck
+    );
+    assert!(
+        (nvme.write_iops - ceiling).abs() / ceiling < 0.03,
+        "{} vs the raid5d ceiling {ceiling}",
+        nvme.write_iops
+    );
+    assert!(nvme.bottleneck.starts_with("raid5d"), "{}", nvme.bottleneck);
+    let busiest_disk = nvme.disks.iter().map(|d| d.utilisation).fold(0.0, f64::max);
+    assert!(busiest_disk < 0.5, "NVMe members {busiest_disk} busy");
+    // Three workers besides raid5d: four threads share the heads.
+    let lifted = run(
+        &md_cfg(DiskPreset::Nvme, 3),
+        spec,
+        100 << 30,
+        64,
+        20_000,
+        None,
+        0,
+    );
+    eprintln!(
+        "NVMe RAID 5, group_thread_cnt 3: {:.0} write IOPS, {}",
+        lifted.write_iops, lifted.bottleneck
+    );
+    assert!(
+        lifted.write_iops > 2.5 * nvme.write_iops,
+        "{} vs {}",
+        lifted.write_iops,
+        nvme.write_iops
+    );
+    let hdd = run(
+        &md_cfg(DiskPreset::Sata7k2, 0),
+        spec,
+        100 << 30,
+        64,
+        3_000,
+        None,
+        0,
+    );
+    eprintln!(
+        "HDD RAID 5: {:.0} write IOPS, raid5d {:.1}% busy, {}",
+        hdd.write_iops,
+        hdd.raid5d_utilisation * 100.0,
+        hdd.bottleneck
+    );
+    assert!(hdd.raid5d_utilisation < 0.05, "{}", hdd.raid5d_utilisation);
+    assert!(
+        hdd.bottleneck.contains("member disks"),
+        "{}",
+        hdd.bottleneck
+    );
+    // The same with md's behaviour off (a hardware controller's RAID 5): no raid5d at all.
+    let mut hw = md_cfg(DiskPreset::Nvme, 0);
+    hw.controller.md = None;
+    let hw = run(&hw, spec, 100 << 30, 64, 20_000, None, 0);
+    assert_eq!((hw.md_stripe_heads, hw.raid5d_utilisation), (0, 0.0));
+    assert!(hw.write_iops > 2.0 * nvme.write_iops, "{}", hw.write_iops);
+}

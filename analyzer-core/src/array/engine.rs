@@ -1343,4 +1343,62 @@ mod tests {
             ControllerModel::hardware(0).overhead_nanos as f64
         );
     }
+
+    #[test]
+    fn software_raid5_member_io_is_mds_stripe_model() {
+        use crate::array::md::{simulate_md, MdConfig, MdLevel};
+        let model = DiskPreset::Nvme.model();
+        let layout = Node::over_disks(Level::Raid5, 64 << 10, 0, 5);
+        let mut e = Engine::new(&vec![model; 5], layout, ControllerModel::software(), None);
+        // Small, partial-stripe, full-stripe and repeated writes, and reads, in one stream.
+        let mut events = Vec::new();
+        let mut x = 12345u64;
+        for i in 0..3000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = [4096u32, 8192, 16384, 256 << 10][(x >> 60) as usize % 4];
+            let offset = ((x >> 20) % 4096) * 4096;
+            let write = i % 3 != 0;
+            e.submit_closed(
+                1,
+                HostIo {
+                    offset_bytes: offset,
+                    len_bytes: len,
+                    write,
+                    target: Target::Array,
+                    host_bytes: len,
+                },
+            );
+            events.push(IoEvent {
+                time_nanos: i,
+                device: 0,
+                offset_bytes: offset,
+                len_bytes: len,
+                op: if write { Op::Write } else { Op::Read },
+                latency_nanos: None,
+                pid: None,
+            });
+        }
+        let r = e.finish();
+        let md = simulate_md(&MdConfig::new(MdLevel::Raid5, 5, 64 << 10), events).unwrap();
+        for (d, m) in r.disks.iter().zip(&md.members) {
+            assert_eq!(
+                (d.reads, d.read_bytes, d.writes, d.write_bytes),
+                (m.read_bios, m.read_bytes, m.write_bios, m.write_bytes)
+            );
+        }
+        assert!(md.rmw_stripes > 0 && md.rcw_stripes > 0 && md.full_stripes > 0);
+        assert_eq!(
+            r.md_stripe_heads,
+            md.rmw_stripes + md.rcw_stripes + md.full_stripes
+        );
+        // Merged commands: fewer than md's bios (one per 4 KiB page), never more.
+        let bios: u64 = md.members.iter().map(|m| m.read_bios + m.write_bios).sum();
+        assert!(
+            r.backend_requests < bios,
+            "{} vs {bios}",
+            r.backend_requests
+        );
+    }
 }
