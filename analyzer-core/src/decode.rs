@@ -495,6 +495,7 @@ pub mod merge;
 pub mod msr;
 pub mod oracle_general;
 pub mod order;
+pub mod pending;
 pub mod spc;
 pub mod systor;
 pub mod tencent;

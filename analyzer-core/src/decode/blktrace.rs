@@ -42,6 +42,7 @@
 
 use std::collections::VecDeque;
 
+use crate::decode::pending::{MatchRule, PendingConfig, PendingRequests, Pick, Withdrawal};
 use crate::decode::{Action, DecodeError, DecodeOptions, Decoder, Diagnostics, MultiDecoder};
 use crate::event::{IoEvent, Op, TraceHeader};
 use crate::format::Confidence;
@@ -417,28 +418,6 @@ struct Key {
     write: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SlotState {
-    /// Waiting for a completion; linked in `pending`.
-    Waiting,
-    /// Complete (or given up on); can be emitted.
-    Ready,
-    /// Dropped (requeued); skipped when it reaches the front.
-    Dropped,
-}
-
-const NO_SLOT: u64 = u64::MAX;
-
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    event: IoEvent,
-    raw_time: u64,
-    key: Key,
-    /// Sequence number of the next waiting slot with the same key.
-    next: u64,
-    state: SlotState,
-}
-
 /// Turns the merged stream of raw records into request events.
 struct Matcher {
     action: Action,
@@ -446,13 +425,9 @@ struct Matcher {
     diagnostics: Diagnostics,
     stats: BlktraceStats,
     genesis: Option<u64>,
-    /// Latest raw time seen in the merged stream.
-    watermark: u64,
-    /// Requests in request-time order; `queue[0]` has sequence number `base_seq`.
-    queue: VecDeque<Slot>,
-    base_seq: u64,
-    /// First and last waiting slot for every key (a linked list through `Slot::next`).
-    lists: IntMap<Key, (u64, u64)>,
+    /// Requests waiting for their completion, on the clock of the latest raw time seen in the
+    /// merged stream.
+    pending: PendingRequests<Key, IoEvent>,
     /// The last dev_t seen and its device index (most traces have one device).
     last_device: Option<(u32, u32)>,
     /// Last sequence number per (dev_t, cpu), for lost-record detection.
@@ -470,10 +445,13 @@ impl Matcher {
             diagnostics: Diagnostics::default(),
             stats: BlktraceStats::default(),
             genesis: None,
-            watermark: 0,
-            queue: VecDeque::new(),
-            base_seq: 0,
-            lists: Default::default(),
+            pending: PendingRequests::new(PendingConfig {
+                rule: MatchRule::Oldest,
+                max_pending: MAX_PENDING,
+                timeout_nanos: HORIZON_NANOS,
+                max_orphans: 0,
+                orphan_nanos: 0,
+            }),
             last_device: None,
             last_sequence: Default::default(),
         }
@@ -492,7 +470,7 @@ impl Matcher {
 
     fn observe(&mut self, r: &Record) {
         let genesis = *self.genesis.get_or_insert(r.time);
-        self.watermark = self.watermark.max(r.time);
+        self.pending.advance_to(r.time);
         let category = r.category();
         if category & TC_NOTIFY != 0 {
             if let Some((sec, nsec)) = r.wall {
@@ -520,19 +498,32 @@ impl Matcher {
                 self.push_request(r, key(), genesis);
                 return;
             }
-            (TA_COMPLETE, _) => self.complete(key(), r.time),
+            (TA_COMPLETE, _) => {
+                if self.pending.complete(key(), r.time) {
+                    self.stats.completions_matched += 1;
+                } else {
+                    self.stats.completions_unmatched += 1;
+                }
+            }
             (TA_REQUEUE, Action::Issue) => {
-                self.stats.requeued += u64::from(self.release_newest(key(), SlotState::Dropped));
+                let dropped = self.pending.withdraw(key(), Pick::Newest, Withdrawal::Drop);
+                self.stats.requeued += u64::from(dropped);
             }
             (TA_BACKMERGE, Action::Queue) => {
-                self.stats.merged += u64::from(self.release_newest(key(), SlotState::Ready));
+                let merged = self
+                    .pending
+                    .withdraw(key(), Pick::Newest, Withdrawal::WithoutLatency);
+                self.stats.merged += u64::from(merged);
             }
             (TA_FRONTMERGE, Action::Queue) => {
                 let old_first = Key {
                     sector: r.sector.saturating_add(u64::from(r.bytes) / SECTOR_BYTES),
                     ..key()
                 };
-                self.stats.merged += u64::from(self.release_newest(old_first, SlotState::Ready));
+                let merged =
+                    self.pending
+                        .withdraw(old_first, Pick::Newest, Withdrawal::WithoutLatency);
+                self.stats.merged += u64::from(merged);
             }
             _ => {}
         }
@@ -593,119 +584,18 @@ impl Matcher {
             latency_nanos: None,
             pid: Some(r.pid),
         };
-        let seq = self.base_seq + self.queue.len() as u64;
-        self.queue.push_back(Slot {
-            event,
-            raw_time: r.time,
-            key,
-            next: NO_SLOT,
-            state: SlotState::Waiting,
-        });
-        match self.lists.get_mut(&key) {
-            Some((_, tail)) => {
-                let t = *tail;
-                *tail = seq;
-                if let Some(s) = self.slot_mut(t) {
-                    s.next = seq;
-                }
-            }
-            None => {
-                self.lists.insert(key, (seq, seq));
-            }
-        }
-    }
-
-    fn slot_mut(&mut self, seq: u64) -> Option<&mut Slot> {
-        let i = seq.checked_sub(self.base_seq)?;
-        self.queue.get_mut(usize::try_from(i).ok()?)
-    }
-
-    /// Gives the oldest waiting request with `key` its latency.
-    fn complete(&mut self, key: Key, time: u64) {
-        let Some(&(head, tail)) = self.lists.get(&key) else {
-            self.stats.completions_unmatched += 1;
-            return;
-        };
-        let Some(slot) = self.slot_mut(head) else {
-            self.lists.remove(&key);
-            self.stats.completions_unmatched += 1;
-            return;
-        };
-        slot.event.latency_nanos = Some(time.saturating_sub(slot.raw_time));
-        slot.state = SlotState::Ready;
-        let next = slot.next;
-        if head == tail || next == NO_SLOT {
-            self.lists.remove(&key);
-        } else if let Some(entry) = self.lists.get_mut(&key) {
-            entry.0 = next;
-        }
-        self.stats.completions_matched += 1;
-    }
-
-    /// Takes the newest waiting request with `key` out of its list and gives it `state`.
-    fn release_newest(&mut self, key: Key, state: SlotState) -> bool {
-        let Some(&(head, tail)) = self.lists.get(&key) else {
-            return false;
-        };
-        // Find the predecessor of the tail (lists are almost always one or two long).
-        let mut prev = NO_SLOT;
-        let mut cur = head;
-        while cur != tail {
-            let Some(s) = self.slot_mut(cur) else { break };
-            prev = cur;
-            cur = s.next;
-        }
-        if let Some(s) = self.slot_mut(tail) {
-            s.state = state;
-        }
-        if prev == NO_SLOT {
-            self.lists.remove(&key);
-        } else {
-            if let Some(s) = self.slot_mut(prev) {
-                s.next = NO_SLOT;
-            }
-            if let Some(entry) = self.lists.get_mut(&key) {
-                entry.1 = prev;
-            }
-        }
-        true
+        self.pending.issue(key, r.time, event);
     }
 
     /// The next event that can be emitted in order, if any. With `at_end`, nothing more will come.
     fn pop_ready(&mut self, at_end: bool) -> Option<IoEvent> {
-        loop {
-            let front = *self.queue.front()?;
-            match front.state {
-                SlotState::Dropped => {}
-                SlotState::Ready => {}
-                SlotState::Waiting => {
-                    let past_horizon =
-                        self.watermark.saturating_sub(front.raw_time) > HORIZON_NANOS;
-                    let over_cap = self.queue.len() > MAX_PENDING;
-                    if !(at_end || past_horizon || over_cap) {
-                        return None;
-                    }
-                    if over_cap && !past_horizon && !at_end {
-                        self.stats.evicted_pending += 1;
-                    } else {
-                        self.stats.requests_without_completion += 1;
-                    }
-                    // The front waiting slot is the oldest of its key, so the head of its list.
-                    let key = front.key;
-                    let next = front.next;
-                    if next == NO_SLOT {
-                        self.lists.remove(&key);
-                    } else if let Some(entry) = self.lists.get_mut(&key) {
-                        entry.0 = next;
-                    }
-                }
-            }
-            let slot = self.queue.pop_front()?;
-            self.base_seq += 1;
-            if slot.state != SlotState::Dropped {
-                return Some(slot.event);
-            }
-        }
+        let released = self.pending.pop(at_end)?;
+        let stats = self.pending.stats();
+        self.stats.evicted_pending = stats.evicted;
+        self.stats.requests_without_completion = stats.without_completion;
+        let mut event = released.item;
+        event.latency_nanos = released.latency_nanos;
+        Some(event)
     }
 
     /// Records the end-of-input notes once.

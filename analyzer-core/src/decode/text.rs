@@ -10,10 +10,10 @@
 use std::collections::VecDeque;
 
 use super::order::Reorder;
+use super::pending::{MatchRule, PendingConfig, PendingRequests, Pick, Withdrawal};
 use super::{DecodeError, Decoder, Diagnostics, Line, LineBuffer};
 use crate::event::{IoEvent, Op, TraceHeader};
 use crate::format::Confidence;
-use crate::hash::IntMap;
 
 /// After this many skipped lines with no accepted record, the input is declared not to be the
 /// format at all (a wrong `--format`), instead of skipping a whole large file line by line.
@@ -545,54 +545,59 @@ impl Clock {
 pub(crate) const MAX_PENDING: usize = 4096;
 
 /// A request older than this (relative to the newest line) whose completion has not arrived is
-/// released without a latency.
+/// released without a latency: the block layer's default request timeout (30 s, `blk_mq`
+/// `rq_timeout`), after which the kernel itself gives up on the request.
 pub(crate) const MAX_PENDING_AGE_NANOS: u64 = 30_000_000_000;
 
 /// Sector key used for flushes, which have no sector of their own; they complete in order.
 const FLUSH_SECTOR: u64 = u64::MAX;
 
-/// Holds issued requests until their completion gives the latency, releasing them in issue
-/// order. Matching is by device and start sector (flushes by device, in order).
-#[derive(Default)]
+/// What a text format's completion is matched by: the device and the start sector (flushes by
+/// device alone). The direction is not part of it, as blkparse pairs them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct LineKey {
+    device: u32,
+    sector: u64,
+}
+
+impl LineKey {
+    fn new(device: u32, op: Op, sector: u64) -> LineKey {
+        let sector = if op == Op::Flush {
+            FLUSH_SECTOR
+        } else {
+            sector
+        };
+        LineKey { device, sector }
+    }
+}
+
+/// The issue/complete text formats' use of the one matcher ([`PendingRequests`]): oldest
+/// first, [`MAX_PENDING`] held at most, [`MAX_PENDING_AGE_NANOS`] on the clock of the newest
+/// issue or completion line; released events go straight to [`Out`] in issue order.
 pub(crate) struct Pending {
-    slots: VecDeque<Slot>,
-    /// Sequence number of `slots[0]`.
-    base_seq: u64,
-    by_key: IntMap<u64, VecDeque<u64>>,
-    newest_nanos: u64,
+    requests: PendingRequests<LineKey, IoEvent>,
 }
 
-struct Slot {
-    event: IoEvent,
-    key: u64,
-    done: bool,
-    /// Requeued: the driver gave the request back, and it will be issued again as a new line.
-    cancelled: bool,
-}
-
-fn pending_key(device: u32, op: Op, sector: u64) -> u64 {
-    let sector = if op == Op::Flush {
-        FLUSH_SECTOR
-    } else {
-        sector
-    };
-    crate::hash::mix64(sector) ^ u64::from(device).rotate_left(40)
+impl Default for Pending {
+    fn default() -> Pending {
+        Pending {
+            requests: PendingRequests::new(PendingConfig {
+                rule: MatchRule::Oldest,
+                max_pending: MAX_PENDING,
+                timeout_nanos: MAX_PENDING_AGE_NANOS,
+                max_orphans: 0,
+                orphan_nanos: 0,
+            }),
+        }
+    }
 }
 
 impl Pending {
     /// Holds `event` (issued at `sector`) until its completion.
     pub fn issue(&mut self, event: IoEvent, sector: u64, out: &mut Out) {
-        let key = pending_key(event.device, event.op, sector);
-        let seq = self.base_seq + self.slots.len() as u64;
-        self.by_key.entry(key).or_default().push_back(seq);
-        self.newest_nanos = self.newest_nanos.max(event.time_nanos);
-        self.slots.push_back(Slot {
-            event,
-            key,
-            done: false,
-            cancelled: false,
-        });
-        self.release(out);
+        let key = LineKey::new(event.device, event.op, sector);
+        self.requests.issue(key, event.time_nanos, event);
+        self.release(out, false);
     }
 
     /// A completion at `time_nanos`: gives the oldest matching request its latency. Returns
@@ -605,94 +610,36 @@ impl Pending {
         time_nanos: u64,
         out: &mut Out,
     ) -> bool {
-        let key = pending_key(device, op, sector);
-        self.newest_nanos = self.newest_nanos.max(time_nanos);
-        let mut matched = false;
-        if let Some(seqs) = self.by_key.get_mut(&key) {
-            while let Some(seq) = seqs.pop_front() {
-                let Some(slot) = seq
-                    .checked_sub(self.base_seq)
-                    .and_then(|i| self.slots.get_mut(i as usize))
-                else {
-                    continue;
-                };
-                if slot.done || slot.event.device != device {
-                    continue;
-                }
-                slot.event.latency_nanos = Some(time_nanos.saturating_sub(slot.event.time_nanos));
-                slot.done = true;
-                matched = true;
-                break;
-            }
-            if seqs.is_empty() {
-                self.by_key.remove(&key);
-            }
-        }
-        self.release(out);
+        let matched = self
+            .requests
+            .complete(LineKey::new(device, op, sector), time_nanos);
+        self.release(out, false);
         matched
     }
 
     /// A requeue: the oldest pending request with this device and sector will be issued again,
     /// so it is dropped here rather than counted twice. Returns whether one matched.
     pub fn requeue(&mut self, device: u32, op: Op, sector: u64, out: &mut Out) -> bool {
-        let key = pending_key(device, op, sector);
-        let mut matched = false;
-        if let Some(seqs) = self.by_key.get_mut(&key) {
-            while let Some(seq) = seqs.pop_front() {
-                let Some(slot) = seq
-                    .checked_sub(self.base_seq)
-                    .and_then(|i| self.slots.get_mut(i as usize))
-                else {
-                    continue;
-                };
-                if slot.done || slot.event.device != device {
-                    continue;
-                }
-                slot.done = true;
-                slot.cancelled = true;
-                matched = true;
-                break;
-            }
-            if seqs.is_empty() {
-                self.by_key.remove(&key);
-            }
-        }
-        self.release(out);
+        let matched = self.requests.withdraw(
+            LineKey::new(device, op, sector),
+            Pick::Oldest,
+            Withdrawal::Drop,
+        );
+        self.release(out, false);
         matched
     }
 
-    fn release(&mut self, out: &mut Out) {
-        while let Some(front) = self.slots.front() {
-            let stale = self.slots.len() > MAX_PENDING
-                || front.event.time_nanos.saturating_add(MAX_PENDING_AGE_NANOS) < self.newest_nanos;
-            if !front.done && !stale {
-                break;
-            }
-            let Some(slot) = self.slots.pop_front() else {
-                break;
-            };
-            let seq = self.base_seq;
-            self.base_seq += 1;
-            if !slot.done {
-                if let Some(seqs) = self.by_key.get_mut(&slot.key) {
-                    seqs.retain(|&s| s != seq);
-                    if seqs.is_empty() {
-                        self.by_key.remove(&slot.key);
-                    }
-                }
-            }
-            if !slot.cancelled {
-                out.emit_held(slot.event);
-            }
+    fn release(&mut self, out: &mut Out, at_end: bool) {
+        while let Some(r) = self.requests.pop(at_end) {
+            let mut event = r.item;
+            event.latency_nanos = r.latency_nanos;
+            out.emit_held(event);
         }
     }
 
     /// End of input: release everything still waiting, without latency.
     pub fn flush(&mut self, out: &mut Out) {
-        for slot in self.slots.drain(..).filter(|s| !s.cancelled) {
-            out.emit_held(slot.event);
-        }
-        self.by_key.clear();
+        self.release(out, true);
     }
 }
 

@@ -36,10 +36,16 @@
 //! The price: two requests to one sector in flight at once in the same direction (rare; the
 //! file system normally orders them) may both complete; the first completion then goes to the
 //! newer one and the older is written without latency, instead of each getting its own.
+//!
+//! The matching, the cap and the timeout are the engine's one matcher
+//! (`analyzer_core::decode::pending`, [`MatchRule::NewestIssuedBefore`] with orphans), shared
+//! with the blkparse, tracefs and blktrace decoders; its clock here is the read round's horizon.
+//! This module keeps what only a live recording needs: the horizon, spatial sampling, the
+//! origin and a sorted output. (Since the matcher is shared, a lone waiting issue, too, only
+//! takes a completion no earlier than itself; before, it took any.)
 
-use std::collections::VecDeque;
-
-use analyzer_core::hash::{block_key, mix64, IntMap};
+use analyzer_core::decode::pending::{MatchRule, PendingConfig, PendingRequests};
+use analyzer_core::hash::{block_key, mix64};
 use analyzer_core::{IoEvent, Op, Sampling};
 
 /// Whether a record is a request's issue or its completion.
@@ -127,32 +133,10 @@ pub const MAX_ORPHANS: usize = 4096;
 /// How long (trace time, after the completion) an orphan completion waits for its issue.
 pub const ORPHAN_NANOS: u64 = 1_000_000_000;
 
-/// The issued requests waiting for a completion at one key, oldest first. Almost always one,
-/// so that case needs no allocation.
-#[derive(Clone, Debug)]
-enum Waiting {
-    One(u64),
-    Many(VecDeque<u64>),
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    record: Record,
-    completed_nanos: Option<u64>,
-    /// A later request at the same key completed first: write this one without latency.
-    superseded: bool,
-}
-
 pub struct Tracker {
     config: TrackerConfig,
-    /// Issued requests in processing order (time order); `pending[i]` has sequence number
-    /// `base_seq + i`.
-    pending: VecDeque<Slot>,
-    base_seq: u64,
-    outstanding: IntMap<Key, Waiting>,
-    /// Completions no issue was waiting for, by key (times), and in arrival order for expiry.
-    orphans: IntMap<Key, VecDeque<u64>>,
-    orphan_order: VecDeque<(Key, u64)>,
+    /// Issued requests in processing order, matched by the one matcher of the engine.
+    pending: PendingRequests<Key, Record>,
     holdover: Vec<Record>,
     /// Time of the last request written, to keep the output sorted.
     last_written_nanos: u64,
@@ -163,11 +147,13 @@ impl Tracker {
     pub fn new(config: TrackerConfig) -> Tracker {
         Tracker {
             config,
-            pending: VecDeque::new(),
-            base_seq: 0,
-            outstanding: IntMap::default(),
-            orphans: IntMap::default(),
-            orphan_order: VecDeque::new(),
+            pending: PendingRequests::new(PendingConfig {
+                rule: MatchRule::NewestIssuedBefore,
+                max_pending: config.max_pending,
+                timeout_nanos: config.completion_timeout_nanos,
+                max_orphans: MAX_ORPHANS,
+                orphan_nanos: ORPHAN_NANOS,
+            }),
             holdover: Vec::new(),
             last_written_nanos: 0,
             stats: TrackerStats::default(),
@@ -175,7 +161,16 @@ impl Tracker {
     }
 
     pub fn stats(&self) -> TrackerStats {
-        self.stats
+        let p = self.pending.stats();
+        TrackerStats {
+            issued: p.issued,
+            never_completed: p.without_completion,
+            evicted: p.evicted,
+            unmatched_completions: p.unmatched,
+            superseded: p.superseded,
+            matched_late: p.matched_late,
+            ..self.stats
+        }
     }
 
     /// Requests waiting for completion or for earlier requests.
@@ -208,46 +203,6 @@ impl Tracker {
     pub fn finish(&mut self, emit: &mut impl FnMut(IoEvent)) {
         self.advance(u64::MAX, emit);
         self.emit_ready(u64::MAX, true, emit);
-        self.orphans.clear();
-        self.orphan_order.clear();
-    }
-
-    /// Forgets orphan completions older than [`ORPHAN_NANOS`] before `now_nanos`, or beyond
-    /// [`MAX_ORPHANS`].
-    fn expire_orphans(&mut self, now_nanos: u64) {
-        while let Some(&(key, t)) = self.orphan_order.front() {
-            if self.orphan_order.len() <= MAX_ORPHANS && t.saturating_add(ORPHAN_NANOS) >= now_nanos
-            {
-                break;
-            }
-            self.orphan_order.pop_front();
-            if let Some(q) = self.orphans.get_mut(&key) {
-                if let Some(i) = q.iter().position(|&x| x == t) {
-                    q.remove(i);
-                }
-                if q.is_empty() {
-                    self.orphans.remove(&key);
-                }
-            }
-        }
-    }
-
-    /// An orphan completion at `key` no earlier than `issue_nanos`, taken out.
-    fn take_orphan(&mut self, key: &Key, issue_nanos: u64) -> Option<u64> {
-        let q = self.orphans.get_mut(key)?;
-        let i = q.iter().position(|&t| t >= issue_nanos)?;
-        let t = q.remove(i)?;
-        if q.is_empty() {
-            self.orphans.remove(key);
-        }
-        if let Some(j) = self
-            .orphan_order
-            .iter()
-            .position(|&(k, x)| k == *key && x == t)
-        {
-            self.orphan_order.remove(j);
-        }
-        Some(t)
     }
 
     fn sampled_in(&self, r: &Record) -> bool {
@@ -267,136 +222,24 @@ impl Tracker {
             return;
         }
         let key = Key::of(&r);
-        self.expire_orphans(r.time_nanos);
         match r.kind {
-            Kind::Issue => {
-                self.stats.issued += 1;
-                if let Some(done) = self.take_orphan(&key, r.time_nanos) {
-                    self.stats.matched_late += 1;
-                    self.stats.unmatched_completions -= 1;
-                    self.pending.push_back(Slot {
-                        record: r,
-                        completed_nanos: Some(done),
-                        superseded: false,
-                    });
-                    return;
-                }
-                let seq = self.base_seq + self.pending.len() as u64;
-                self.pending.push_back(Slot {
-                    record: r,
-                    completed_nanos: None,
-                    superseded: false,
-                });
-                match self.outstanding.get_mut(&key) {
-                    None => {
-                        self.outstanding.insert(key, Waiting::One(seq));
-                    }
-                    Some(w) => match w {
-                        Waiting::One(first) => *w = Waiting::Many(VecDeque::from([*first, seq])),
-                        Waiting::Many(queue) => queue.push_back(seq),
-                    },
-                }
-            }
+            Kind::Issue => self.pending.issue(key, r.time_nanos, r),
             Kind::Complete => {
-                // The newest issue at this key issued no later than this completion; older
-                // ones waiting at the key are superseded.
-                let mut older = Vec::new();
-                let seq = match self.outstanding.get_mut(&key) {
-                    None => None,
-                    Some(Waiting::One(seq)) => {
-                        let seq = *seq;
-                        self.outstanding.remove(&key);
-                        Some(seq)
-                    }
-                    Some(Waiting::Many(queue)) => {
-                        let base = self.base_seq;
-                        let pending = &self.pending;
-                        let issued_by = |s: u64| {
-                            s.checked_sub(base)
-                                .and_then(|i| pending.get(i as usize))
-                                .is_some_and(|p| p.record.time_nanos <= r.time_nanos)
-                        };
-                        let pick = queue.iter().rposition(|&s| issued_by(s));
-                        let seq = pick.and_then(|i| queue.remove(i));
-                        if let Some(i) = pick {
-                            older.extend(queue.drain(..i));
-                        }
-                        if queue.is_empty() {
-                            self.outstanding.remove(&key);
-                        }
-                        seq
-                    }
-                };
-                for s in older {
-                    if let Some(p) = s
-                        .checked_sub(self.base_seq)
-                        .and_then(|i| self.pending.get_mut(i as usize))
-                    {
-                        p.superseded = true;
-                        self.stats.superseded += 1;
-                    }
-                }
-                let slot = seq
-                    .and_then(|seq| seq.checked_sub(self.base_seq))
-                    .and_then(|i| self.pending.get_mut(i as usize));
-                match slot {
-                    Some(slot) => slot.completed_nanos = Some(r.time_nanos),
-                    None => {
-                        // Counted now; uncounted again if its issue turns up.
-                        self.stats.unmatched_completions += 1;
-                        self.orphans.entry(key).or_default().push_back(r.time_nanos);
-                        self.orphan_order.push_back((key, r.time_nanos));
-                    }
-                }
+                self.pending.complete(key, r.time_nanos);
             }
-        }
-    }
-
-    /// Removes a request written without completion from the outstanding index.
-    fn forget_outstanding(&mut self, seq: u64, r: &Record) {
-        let key = Key::of(r);
-        let empty = match self.outstanding.get_mut(&key) {
-            None => false,
-            Some(Waiting::One(s)) => *s == seq,
-            Some(Waiting::Many(queue)) => {
-                queue.retain(|&s| s != seq);
-                queue.is_empty()
-            }
-        };
-        if empty {
-            self.outstanding.remove(&key);
         }
     }
 
     fn emit_ready(&mut self, horizon_nanos: u64, all: bool, emit: &mut impl FnMut(IoEvent)) {
-        while let Some(&p) = self.pending.front() {
-            let timed_out = p
-                .record
-                .time_nanos
-                .saturating_add(self.config.completion_timeout_nanos)
-                <= horizon_nanos;
-            let over = self.pending.len() > self.config.max_pending;
-            if p.completed_nanos.is_none() && !(p.superseded || all || timed_out || over) {
-                break;
-            }
-            self.pending.pop_front();
-            let seq = self.base_seq;
-            self.base_seq += 1;
-            if p.superseded {
-                // Already out of the outstanding index and counted.
-            } else if p.completed_nanos.is_none() {
-                self.forget_outstanding(seq, &p.record);
-                if over && !all && !timed_out {
-                    self.stats.evicted += 1;
-                } else {
-                    self.stats.never_completed += 1;
-                }
-            }
-            let r = p.record;
+        // A request times out once `issue + timeout <= horizon`: the matcher's clock is one
+        // past the horizon, as it times out strictly after its clock passes the deadline.
+        self.pending.advance_to(horizon_nanos.saturating_add(1));
+        while let Some(released) = self.pending.pop(all) {
+            let r = released.item;
             if r.time_nanos < self.config.origin_nanos {
                 self.stats.before_origin += 1;
             }
-            let latency_nanos = p.completed_nanos.map(|c| c.saturating_sub(r.time_nanos));
+            let latency_nanos = released.latency_nanos;
             self.stats.written += 1;
             if latency_nanos.is_some() {
                 self.stats.written_with_latency += 1;
