@@ -21,11 +21,22 @@
 //! - **Miss-ratio curves** merge by the SHARDS rule under [`Split::Hash`]: at whole size S, the
 //!   misses of each slice at S/k (interpolated on its curve) add, over the accesses of all.
 //!
+//! - **Heat maps** ([`HeatMapReport`]) merge exactly under every split: their grids are aligned
+//!   to absolute multiples of bin widths that are the initial widths times powers of two, so
+//!   each part's map re-bins onto the grid the whole would choose (the widest width that fits
+//!   the span of all parts' rows and every device's largest offset) and the counts add. The
+//!   one exception is a trace whose timestamps go backwards: a request before its part's first
+//!   one sits in row 0 of that part, not where the whole would put it (the report cannot tell).
+//!   Under [`Split::Device`], parts that share the trace's header keep their device numbers;
+//!   parts read on their own (each volume its own device 0) are numbered in the order given,
+//!   and those past [`crate::analysis::heatmap::MAX_DEVICES`] count as omitted, as in one run.
+//!
 //! Time bins of simulations add bin by bin when the parts share their bin width and origin
 //! (device and hash splits of one trace do); otherwise the merged result has none.
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::heatmap::{DeviceHeatMap, HeatMapReport, MAX_DEVICES};
 use crate::cache::sim::{Counters, OpCounts, SimResult, Summary};
 use crate::hash::{block_key, mix64};
 use crate::mrc::{MrcPoint, MrcReport};
@@ -345,6 +356,185 @@ impl Mergeable for MrcReport {
         // The knee of the merged curve is not the merge of the parts' knees.
         m.recommendation = None;
         Ok(m)
+    }
+}
+
+/// The initial bin widths of the heat maps' axes: every width is one of these times a power of
+/// two (`analysis::heatmap`).
+const HEAT_TIME_NANOS: u64 = 1_000_000;
+const HEAT_LBA_BYTES: u64 = 1 << 20;
+
+fn is_width(w: u64, initial: u64) -> bool {
+    w >= initial && w % initial == 0 && (w / initial).is_power_of_two()
+}
+
+/// The first and last non-empty rows and the last non-empty column of a map.
+type Extent = (u64, u64, u64);
+
+/// A part's map the whole keeps: the part's time origin, the map, its merged device number
+/// and its extent.
+type KeptMap<'a> = (u64, &'a DeviceHeatMap, u32, Extent);
+
+/// The [`Extent`] of a map, if any cell counts. Counters only grow, so these are the rows and
+/// column of the requests it saw.
+fn extent(m: &DeviceHeatMap) -> Option<Extent> {
+    let cols = m.lba_bins as usize;
+    let (mut first, mut last, mut col) = (None, 0, 0);
+    for (i, (&r, &w)) in m.reads.iter().zip(&m.writes).enumerate() {
+        if r > 0 || w > 0 {
+            let row = (i / cols.max(1)) as u64;
+            first.get_or_insert(row);
+            last = row;
+            col = col.max((i % cols.max(1)) as u64);
+        }
+    }
+    first.map(|f| (f, last, col))
+}
+
+impl Mergeable for HeatMapReport {
+    fn merge_parts(parts: &[HeatMapReport], split: Split) -> Result<HeatMapReport, MergeError> {
+        let first = &parts[0];
+        let (tb, lb) = (first.max_time_bins, first.max_lba_bins);
+        if tb < 2 || lb < 2 {
+            return Err(MergeError::Mismatch(
+                "heat-map bin limits (a report without them cannot be merged)",
+            ));
+        }
+        if parts
+            .iter()
+            .any(|p| (p.max_time_bins, p.max_lba_bins) != (tb, lb))
+        {
+            return Err(MergeError::Mismatch("heat-map bin counts"));
+        }
+        let mut omitted = sum(parts, |p| p.omitted_requests);
+        // Device numbers: kept when the parts agree on them (one header), else by order.
+        let mut names: Vec<(&str, u32)> = Vec::new();
+        for m in parts.iter().flat_map(|p| &p.maps) {
+            if !names
+                .iter()
+                .any(|&(n, d)| n == m.device_name && d == m.device)
+            {
+                names.push((&m.device_name, m.device));
+            }
+        }
+        let by_name = |name: &str| names.iter().filter(|&&(n, _)| n == name).count();
+        let by_number = |dev: u32| names.iter().filter(|&&(_, d)| d == dev).count();
+        let shared = !matches!(split, Split::Device)
+            || names
+                .iter()
+                .all(|&(n, d)| by_name(n) == 1 && by_number(d) == 1);
+        let mut order: Vec<&str> = Vec::new();
+        let mut kept: Vec<KeptMap> = Vec::new();
+        for p in parts {
+            for m in &p.maps {
+                if m.reads.len() != m.writes.len()
+                    || m.reads.len() as u64 != u64::from(m.time_bins) * u64::from(m.lba_bins)
+                {
+                    return Err(MergeError::Mismatch("a heat map's cell count"));
+                }
+                if !is_width(m.time_bin_nanos, HEAT_TIME_NANOS)
+                    || !is_width(m.lba_bin_bytes, HEAT_LBA_BYTES)
+                    || p.time_origin_nanos % m.time_bin_nanos != 0
+                {
+                    return Err(MergeError::Mismatch("heat-map bin widths or origin"));
+                }
+                let dev = if shared {
+                    m.device
+                } else {
+                    match order.iter().position(|&n| n == m.device_name) {
+                        Some(i) => i as u32,
+                        None => {
+                            order.push(&m.device_name);
+                            (order.len() - 1) as u32
+                        }
+                    }
+                };
+                let Some(ext) = extent(m) else { continue };
+                if dev as usize >= MAX_DEVICES {
+                    let cells = m.reads.iter().chain(&m.writes);
+                    omitted = omitted.saturating_add(cells.map(|&c| u64::from(c)).sum::<u64>());
+                    continue;
+                }
+                kept.push((p.time_origin_nanos, m, dev, ext));
+            }
+        }
+        let mut merged = HeatMapReport {
+            maps: Vec::new(),
+            omitted_requests: omitted,
+            time_origin_nanos: 0,
+            max_time_bins: tb,
+            max_lba_bins: lb,
+        };
+        let Some(mut width) = kept.iter().map(|(_, m, ..)| m.time_bin_nanos).max() else {
+            return Ok(merged);
+        };
+        // A part's row as an absolute bin of a (wider) width: exact, since the part's origin is
+        // a multiple of its width and widths nest.
+        let abs_row = |origin: u64, m: &DeviceHeatMap, row: u64, width: u64| {
+            (origin / m.time_bin_nanos + row) / (width / m.time_bin_nanos)
+        };
+        // The whole's width: the narrowest doubling of the widest part's that holds the span of
+        // all rows, as the streaming map chooses it.
+        let (first_row, last_row) = loop {
+            let span = kept.iter().fold((u64::MAX, 0), |(lo, hi), (o, m, _, e)| {
+                (
+                    lo.min(abs_row(*o, m, e.0, width)),
+                    hi.max(abs_row(*o, m, e.1, width)),
+                )
+            });
+            if span.1 - span.0 < u64::from(tb) || width >= u64::MAX / 2 {
+                break span;
+            }
+            width *= 2;
+        };
+        merged.time_origin_nanos = first_row.saturating_mul(width);
+        let rows = (last_row - first_row + 1).min(u64::from(tb)) as usize;
+        let mut devices: Vec<u32> = kept.iter().map(|k| k.2).collect();
+        devices.sort_unstable();
+        devices.dedup();
+        for dev in devices {
+            let of_dev = || kept.iter().filter(move |k| k.2 == dev);
+            let lba_width = of_dev()
+                .map(|k| k.1.lba_bin_bytes)
+                .max()
+                .unwrap_or(HEAT_LBA_BYTES);
+            let size = of_dev().find_map(|k| k.1.device_size_bytes);
+            let last_col = of_dev()
+                .map(|k| k.3 .2 / (lba_width / k.1.lba_bin_bytes))
+                .max()
+                .unwrap_or(0);
+            let by_size = size.map_or(0, |s| s.div_ceil(lba_width));
+            let cols = (last_col + 1).max(by_size).min(u64::from(lb)) as usize;
+            let mut reads = vec![0u32; rows * cols];
+            let mut writes = vec![0u32; rows * cols];
+            for &(origin, m, _, _) in of_dev() {
+                let part_cols = m.lba_bins as usize;
+                let col_factor = lba_width / m.lba_bin_bytes;
+                for (i, (&r, &w)) in m.reads.iter().zip(&m.writes).enumerate() {
+                    if r == 0 && w == 0 {
+                        continue;
+                    }
+                    let row = abs_row(origin, m, (i / part_cols) as u64, width) - first_row;
+                    let col = (i % part_cols) as u64 / col_factor;
+                    let at = (row as usize).min(rows - 1) * cols + (col as usize).min(cols - 1);
+                    reads[at] = reads[at].saturating_add(r);
+                    writes[at] = writes[at].saturating_add(w);
+                }
+            }
+            let name = of_dev().map(|k| k.1.device_name.clone()).next();
+            merged.maps.push(DeviceHeatMap {
+                device: dev,
+                device_name: name.unwrap_or_default(),
+                time_bins: rows as u32,
+                lba_bins: cols as u32,
+                time_bin_nanos: width,
+                lba_bin_bytes: lba_width,
+                device_size_bytes: size,
+                reads,
+                writes,
+            });
+        }
+        Ok(merged)
     }
 }
 

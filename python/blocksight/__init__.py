@@ -275,8 +275,10 @@ def predict(
 
 
 def merge(kind: str, parts: Sequence[dict], split: str, slices: Optional[int] = None) -> dict:
-    """Combines partial results of ``stat``, ``simulate`` or ``mrc`` (``analyzer_core::merge``):
-    ``split`` is ``"device"``, ``"time"`` or ``"hash"`` (with ``slices``)."""
+    """Combines partial results of ``stat``, ``simulate`` or ``mrc``, or the heat maps of
+    ``analyze`` results (kind ``"heatmaps"``; parts are ``analyze`` results or their
+    ``["heatmaps"]``), with ``analyzer_core::merge``: ``split`` is ``"device"``, ``"time"`` or
+    ``"hash"`` (with ``slices``)."""
     return json.loads(_native.merge(kind, [json.dumps(p) for p in parts], split, slices))
 
 

@@ -502,7 +502,8 @@ fn run(
 
 /// Merges partial results (JSON) of one job with `analyzer_core::merge`: `split` is `device`,
 /// `time` or `hash` (with `slices`). `kind` names the result type: `stat`, `simulate` (the
-/// results' runs merged cell by cell) or `mrc`.
+/// results' runs merged cell by cell), `mrc` or `heatmaps` (an `analyze` result's heat maps,
+/// or the `analyze` results themselves).
 #[pyfunction]
 #[pyo3(signature = (kind, parts, split, slices=None))]
 fn merge(kind: &str, parts: Vec<String>, split: &str, slices: Option<u32>) -> PyResult<String> {
@@ -550,7 +551,24 @@ fn merge(kind: &str, parts: Vec<String>, split: &str, slices: Option<u32>) -> Py
                 merged.curves.clear();
                 to_json(&merged)
             }
-            other => bail!("results of {other:?} do not merge; stat, simulate and mrc do"),
+            "heatmaps" => {
+                // An `analyze` result's `heatmaps`, or the whole `analyze` result.
+                let maps = parts
+                    .iter()
+                    .map(|p| {
+                        let mut v: Value =
+                            serde_json::from_str(p).context("a part is not JSON")?;
+                        if let Some(h) = v.get_mut("heatmaps") {
+                            v = h.take();
+                        }
+                        serde_json::from_value(v).context("a part is not an analyze result")
+                    })
+                    .collect::<anyhow::Result<Vec<analyzer_core::analysis::heatmap::HeatMapReport>>>()?;
+                to_json(&analyzer_core::merge::merge(&maps, split)?)
+            }
+            other => {
+                bail!("results of {other:?} do not merge; stat, simulate, mrc and heatmaps do")
+            }
         }
     };
     inner().map_err(|e| PyValueError::new_err(format!("{e:#}")))

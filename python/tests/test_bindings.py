@@ -103,3 +103,15 @@ def test_duckdb_counts_equal_stat(parquet_export, sample, cli):
     meta = pq.read_metadata(parquet_export).metadata
     header = json.loads(meta[b"blocksight.header"])
     assert [d["name"] for d in header["devices"]] == want["devices"]
+
+
+def test_heat_maps_of_hash_slices_merge_to_the_whole(sample):
+    whole = blocksight.analyze(sample)
+    k = 3
+    parts = [blocksight._run("analyze", sample, {}, slice=(i, k)) for i in range(k)]
+    assert all(p["heatmaps"] != whole["heatmaps"] for p in parts)
+    assert blocksight.merge("heatmaps", parts, "hash", k) == whole["heatmaps"]
+    assert blocksight.merge("heatmaps", [p["heatmaps"] for p in parts], "hash", k) == whole["heatmaps"]
+    # Other result kinds name what merges.
+    with pytest.raises(ValueError, match="heatmaps"):
+        blocksight.merge("predict", parts, "hash", k)

@@ -1,8 +1,9 @@
 //! Merging partial results (issue 15, `analyzer_core::merge`) against the unpartitioned run on
 //! the sample trace: split by device (the sample's requests spread over three volumes by their
-//! offset), by hash slice and by time. What the module says is exact is asserted equal; what
+//! offset), by hash slice and by time (heat maps too). What the module says is exact is asserted equal; what
 //! it says is an estimate is asserted within the bound measured here.
 
+use analyzer_core::analysis::heatmap::HeatMapReport;
 use analyzer_core::cache::sim::SimResult;
 use analyzer_core::job::load::{Load, LoadRequest};
 use analyzer_core::job::mrc::{Mrc, MrcRequest, Sizes};
@@ -217,4 +218,106 @@ fn hash_sliced_mrcs_merge_by_the_shards_rule() {
         / whole.points.len() as f64;
     assert!(mae < 0.03, "MAE {mae}");
     assert!(merge(&parts, Split::Device).is_err());
+}
+
+fn heat_maps(header: &TraceHeader, events: &[IoEvent]) -> HeatMapReport {
+    run_events(Load::new(LoadRequest::new()).expect("load"), header, events)
+        .expect("analyze")
+        .analysis
+        .expect("the analysis ran")
+        .heatmaps
+}
+
+/// The merged maps equal the whole's, cell by cell, and say so in the numbers that matter.
+fn assert_same_maps(merged: &HeatMapReport, whole: &HeatMapReport) {
+    assert!(!whole.maps.is_empty());
+    let cells = |r: &HeatMapReport| -> u64 {
+        r.maps
+            .iter()
+            .flat_map(|m| m.reads.iter().chain(&m.writes))
+            .map(|&c| u64::from(c))
+            .sum()
+    };
+    assert_eq!(cells(merged), cells(whole));
+    assert_eq!(merged, whole);
+}
+
+#[test]
+fn heat_maps_merged_by_device_equal_the_whole() {
+    let (header, mut events) = three_volumes();
+    // vol2 starts late (its first half moved to vol1), so alone its map has another origin.
+    let late = events[events.len() / 2].time_nanos + 1_234_567;
+    for e in &mut events {
+        if e.device == 2 && e.time_nanos < late {
+            e.device = 1;
+        }
+    }
+    let whole = heat_maps(&header, &events);
+    assert_eq!(whole.maps.len(), 3);
+    let by_device = parts_by(&events, 3, |e| e.device);
+    // Parts that share the trace's header keep their device numbers.
+    let parts: Vec<HeatMapReport> = by_device.iter().map(|p| heat_maps(&header, p)).collect();
+    // The time axis is shared: a volume alone starts at its own first request, often in
+    // another bin, and spans less time, so its map is on another grid than the whole's.
+    assert!(parts
+        .iter()
+        .any(|p| p.maps[0].time_bin_nanos != whole.maps[0].time_bin_nanos
+            || p.time_origin_nanos != whole.time_origin_nanos));
+    assert_same_maps(&merge(&parts, Split::Device).expect("merges"), &whole);
+    // Volumes read on their own (each its own device 0, as a partitioned dataset gives them)
+    // are numbered in the order given: the header's order gives the whole's numbers.
+    let alone: Vec<HeatMapReport> = by_device
+        .iter()
+        .zip(&header.devices)
+        .map(|(p, d)| {
+            let mut h = header.clone();
+            h.devices = vec![d.clone()];
+            let events: Vec<IoEvent> = p.iter().map(|e| IoEvent { device: 0, ..*e }).collect();
+            heat_maps(&h, &events)
+        })
+        .collect();
+    assert!(alone.iter().all(|p| p.maps[0].device == 0));
+    assert_same_maps(&merge(&alone, Split::Device).expect("merges"), &whole);
+}
+
+#[test]
+fn heat_maps_merged_by_hash_slice_equal_the_whole() {
+    let (header, events) = three_volumes();
+    let whole = heat_maps(&header, &events);
+    for k in [2u32, 5] {
+        let parts: Vec<HeatMapReport> = parts_by(&events, k, |e| hash_slice(e, EXTENT, k))
+            .iter()
+            .map(|p| heat_maps(&header, p))
+            .collect();
+        assert_same_maps(
+            &merge(&parts, Split::Hash { slices: k }).expect("merges"),
+            &whole,
+        );
+    }
+}
+
+#[test]
+fn heat_maps_merged_by_time_equal_the_whole() {
+    let (header, events) = three_volumes();
+    let whole = heat_maps(&header, &events);
+    // Cuts at arbitrary times (not at bin boundaries): each slice has its own origin and a
+    // finer width than the whole.
+    let span = events.last().map_or(0, |e| e.time_nanos) - events[0].time_nanos;
+    let cuts = [span / 7 + 12_345, span / 2 + 999, span * 5 / 6 + 1];
+    let slice = |e: &IoEvent| {
+        let rel = e.time_nanos - events[0].time_nanos;
+        cuts.iter().filter(|&&c| rel >= c).count() as u32
+    };
+    let parts: Vec<HeatMapReport> = parts_by(&events, 4, slice)
+        .iter()
+        .map(|p| heat_maps(&header, p))
+        .collect();
+    assert!(parts
+        .iter()
+        .all(|p| p.maps[0].time_bin_nanos < whole.maps[0].time_bin_nanos));
+    assert_same_maps(&merge(&parts, Split::Time).expect("merges"), &whole);
+    // Maps made with other bin counts do not merge.
+    let mut other = parts.clone();
+    other[1].max_time_bins /= 2;
+    assert!(merge(&other, Split::Time).is_err());
 }

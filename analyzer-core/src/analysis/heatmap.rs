@@ -5,6 +5,15 @@
 //! width doubles. Memory is `time_bins × lba_bins` counters per op and device for any trace.
 //! A cell counts requests by their start offset. Maps are kept for the first
 //! [`MAX_DEVICES`] devices; requests to others are counted as omitted.
+//!
+//! Both grids are aligned to absolute multiples of their bin width: a time bin of width `w`
+//! covers `[n·w, (n+1)·w)` nanoseconds of the trace clock (row 0 is the bin holding the first
+//! request, so it may start up to one bin before it), an address bin `[n·w, (n+1)·w)` bytes.
+//! Since every width is the initial one times a power of two, the bins of a coarser grid are
+//! unions of the bins of a finer one, whatever range each saw. That is what lets the maps of a
+//! trace's parts (devices, hash slices, time slices) re-bin onto one grid and add up to the
+//! map of the whole exactly (`merge`): the final widths depend only on the span of times and
+//! the largest offset seen, and the count in a cell only on the requests in it.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +34,9 @@ pub struct DeviceHeatMap {
     pub lba_bins: u32,
     pub time_bin_nanos: u64,
     pub lba_bin_bytes: u64,
+    /// The device's size from the trace header, when it knows it (the columns cover it).
+    #[serde(default)]
+    pub device_size_bytes: Option<u64>,
     pub reads: Vec<u32>,
     pub writes: Vec<u32>,
 }
@@ -34,6 +46,16 @@ pub struct HeatMapReport {
     pub maps: Vec<DeviceHeatMap>,
     /// Requests to devices beyond the first [`MAX_DEVICES`].
     pub omitted_requests: u64,
+    /// Where row 0 starts on the trace clock: the first request's time rounded down to a
+    /// multiple of the time bin width (the grid is absolute, see the module documentation).
+    #[serde(default)]
+    pub time_origin_nanos: u64,
+    /// The row and column limits the maps were made with (`AnalysisConfig::heat_time_bins`
+    /// and `heat_lba_bins`, rounded as [`HeatMap::new`] rounds them); merging needs them.
+    #[serde(default)]
+    pub max_time_bins: u32,
+    #[serde(default)]
+    pub max_lba_bins: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -89,26 +111,32 @@ impl HeatMap {
                 writes: vec![0; tb * lb],
             });
         }
-        let origin = *self.origin.get_or_insert(e.time_nanos);
-        let rel = e.time_nanos.saturating_sub(origin);
-        while rel / self.time_width >= tb as u64 {
+        let first = *self.origin.get_or_insert(e.time_nanos);
+        // Rows count from the absolute bin of the first request; a request before it (out of
+        // order) falls in row 0.
+        let row = |width: u64| (e.time_nanos / width).saturating_sub(first / width);
+        while row(self.time_width) >= tb as u64 && self.time_width < u64::MAX / 2 {
+            // Row r is absolute bin a0 + r; at twice the width it is bin (a0 + r) / 2, row
+            // (a0 + r) / 2 - a0 / 2: rows pair as (0,1),(2,3)... when a0 is even, else as
+            // (0),(1,2),(3,4)...
+            let odd = (first / self.time_width) % 2 == 1;
             for m in &mut self.maps {
-                halve_time(&mut m.reads, tb, lb);
-                halve_time(&mut m.writes, tb, lb);
+                halve_time(&mut m.reads, tb, lb, odd);
+                halve_time(&mut m.writes, tb, lb, odd);
             }
             self.time_width = self.time_width.saturating_mul(2);
-            self.max_time_bin /= 2;
+            self.max_time_bin = (self.max_time_bin + usize::from(odd)) / 2;
         }
-        let t = (rel / self.time_width) as usize;
+        let t = (row(self.time_width) as usize).min(tb - 1);
         self.max_time_bin = self.max_time_bin.max(t);
         let m = &mut self.maps[dev];
-        while e.offset_bytes / m.lba_width >= lb as u64 {
+        while e.offset_bytes / m.lba_width >= lb as u64 && m.lba_width < u64::MAX / 2 {
             halve_lba(&mut m.reads, tb, lb);
             halve_lba(&mut m.writes, tb, lb);
             m.lba_width = m.lba_width.saturating_mul(2);
             m.max_lba_bin /= 2;
         }
-        let l = (e.offset_bytes / m.lba_width) as usize;
+        let l = ((e.offset_bytes / m.lba_width) as usize).min(lb - 1);
         m.max_lba_bin = m.max_lba_bin.max(l);
         let cells = if op == 0 { &mut m.reads } else { &mut m.writes };
         let c = &mut cells[t * lb + l];
@@ -151,6 +179,7 @@ impl HeatMap {
                     lba_bins: cols as u32,
                     time_bin_nanos: self.time_width,
                     lba_bin_bytes: m.lba_width,
+                    device_size_bytes: info.and_then(|d| d.size_bytes),
                     reads: trim(&m.reads),
                     writes: trim(&m.writes),
                 }
@@ -159,17 +188,32 @@ impl HeatMap {
         HeatMapReport {
             maps,
             omitted_requests: self.omitted,
+            time_origin_nanos: self
+                .origin
+                .map_or(0, |first| first / self.time_width * self.time_width),
+            max_time_bins: self.time_bins as u32,
+            max_lba_bins: self.lba_bins as u32,
         }
     }
 }
 
-fn halve_time(v: &mut [u32], rows: usize, cols: usize) {
-    for r in 0..rows / 2 {
+/// Merges rows pairwise into `rows / 2` (plus one when `odd`) rows: new row n holds rows
+/// 2n and 2n+1, or, when `odd`, rows 2n-1 and 2n (row 0 alone).
+fn halve_time(v: &mut [u32], rows: usize, cols: usize, odd: bool) {
+    let shift = usize::from(odd);
+    let new_rows = (rows + shift).div_ceil(2);
+    for n in 0..new_rows {
         for c in 0..cols {
-            v[r * cols + c] = v[2 * r * cols + c].saturating_add(v[(2 * r + 1) * cols + c]);
+            let at = |r: usize| if r < rows { v[r * cols + c] } else { 0 };
+            let sum = if odd && n == 0 {
+                at(0)
+            } else {
+                at(2 * n - shift).saturating_add(at(2 * n + 1 - shift))
+            };
+            v[n * cols + c] = sum;
         }
     }
-    v[rows / 2 * cols..].fill(0);
+    v[new_rows * cols..].fill(0);
 }
 
 fn halve_lba(v: &mut [u32], rows: usize, cols: usize) {
@@ -216,5 +260,63 @@ mod tests {
             m.reads.iter().sum::<u32>() + m.writes.iter().sum::<u32>(),
             3
         );
+    }
+
+    /// The streaming map against binning on the final grid directly: the bins are absolute
+    /// multiples of the widths, whatever the first request's phase within a bin.
+    #[test]
+    fn streaming_bins_equal_direct_binning_on_the_absolute_grid() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 11
+        };
+        for case in 0..40u64 {
+            let (tb, lb) = (8usize, 6usize);
+            let first = 3_500_000 + case * 777_777;
+            let mut events = Vec::new();
+            let mut t = first;
+            for _ in 0..300 {
+                t += next() % (1 + case * 200_000);
+                events.push(ev(
+                    t,
+                    next() % ((case + 1) << 22),
+                    if next() % 3 == 0 { Op::Write } else { Op::Read },
+                ));
+            }
+            let mut h = HeatMap::new(tb, lb);
+            for e in &events {
+                h.observe(e);
+            }
+            let r = h.finish(&TraceHeader::new("t"));
+            let m = &r.maps[0];
+            let last = events.iter().map(|e| e.time_nanos).max().unwrap_or(0);
+            let mut w = INITIAL_TIME_NANOS;
+            while last / w - first / w >= tb as u64 {
+                w *= 2;
+            }
+            let max_off = events.iter().map(|e| e.offset_bytes).max().unwrap_or(0);
+            let mut l = INITIAL_LBA_BYTES;
+            while max_off / l >= lb as u64 {
+                l *= 2;
+            }
+            assert_eq!((m.time_bin_nanos, m.lba_bin_bytes), (w, l), "case {case}");
+            assert_eq!(r.time_origin_nanos, first / w * w);
+            let rows = (last / w - first / w + 1) as usize;
+            let cols = (max_off / l + 1) as usize;
+            assert_eq!((m.time_bins as usize, m.lba_bins as usize), (rows, cols));
+            let mut want = (vec![0u32; rows * cols], vec![0u32; rows * cols]);
+            for e in &events {
+                let at =
+                    (e.time_nanos / w - first / w) as usize * cols + (e.offset_bytes / l) as usize;
+                match e.op {
+                    Op::Read => want.0[at] += 1,
+                    _ => want.1[at] += 1,
+                }
+            }
+            assert_eq!((&m.reads, &m.writes), (&want.0, &want.1), "case {case}");
+        }
     }
 }

@@ -214,6 +214,7 @@ mod tests {
             lba_bins: l,
             time_bin_nanos: 1_000_000,
             lba_bin_bytes: 1 << 20,
+            device_size_bytes: None,
             reads,
             writes: vec![0; (t * l) as usize],
         };
