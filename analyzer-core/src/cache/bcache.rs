@@ -162,6 +162,9 @@ pub struct BcacheStats {
     pub writes_dirty: u64,
     pub writes_clean: u64,
     pub writes_bypassed: u64,
+    /// `cache_miss_collisions`: read-miss insertions dropped because a write to the range
+    /// came in while the miss was being read from the backing device.
+    pub cache_miss_collisions: u64,
     /// Bytes inserted into the cache by read misses.
     pub miss_insert_bytes: u64,
     /// Buckets invalidated to make room.
@@ -264,6 +267,9 @@ pub struct BcacheModel {
     gc_every: i64,
     in_use_percent: u64,
     data_buckets: u64,
+    /// Read-miss insertions waiting for their backing read to complete:
+    /// (completion time, pid, start, end, collided).
+    pending: Vec<(u64, u32, u64, u64, bool)>,
     stats: BcacheStats,
 }
 
@@ -320,6 +326,7 @@ impl BcacheModel {
             sectors_to_gc: (cache_sectors / 16).max(1),
             in_use_percent: 0,
             data_buckets: 0,
+            pending: Vec::new(),
             stats: BcacheStats::default(),
         })
     }
@@ -631,7 +638,38 @@ impl BcacheModel {
         (full, first_hole)
     }
 
+    /// Inserts the read misses whose backing reads completed by `now`.
+    fn complete_pending(&mut self, now: u64) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut i = 0;
+        while i < self.pending.len() {
+            if self.pending[i].0 <= now {
+                let (_, pid, hs, he, collided) = self.pending.swap_remove(i);
+                if collided {
+                    self.stats.cache_miss_collisions += 1;
+                } else {
+                    self.insert(pid, hs, he, false);
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// A write to `[start, end)` makes in-flight miss insertions over it fail (the replace
+    /// key no longer matches: `bch_btree_insert` returns -ESRCH).
+    fn collide_pending(&mut self, start: u64, end: u64) {
+        for p in &mut self.pending {
+            if p.2 < end && start < p.3 {
+                p.4 = true;
+            }
+        }
+    }
+
     pub fn observe(&mut self, e: &IoEvent) {
+        self.complete_pending(e.time_nanos);
         if e.len_bytes == 0 || e.op == Op::Flush {
             return;
         }
@@ -656,13 +694,22 @@ impl BcacheModel {
                 if let (Some((hs, he)), false) = (hole, bypass) {
                     let he = he.min(hs + MAX_MISS_INSERT_SECTORS);
                     self.stats.miss_insert_bytes += (he - hs) * 512;
-                    self.insert(pid, hs, he, false);
+                    // The insertion happens when the backing read completes (the bio's
+                    // latency when the trace has completions; at once otherwise).
+                    match e.latency_nanos {
+                        Some(l) if l > 0 => {
+                            let done = e.time_nanos.saturating_add(l);
+                            self.pending.push((done, pid, hs, he, false));
+                        }
+                        _ => self.insert(pid, hs, he, false),
+                    }
                 }
             }
             Op::Write | Op::Discard => {
                 if e.op == Op::Write {
                     self.stats.writes += 1;
                 }
+                self.collide_pending(start, end);
                 if bypass {
                     self.stats.writes_bypassed += u64::from(e.op == Op::Write);
                     self.remove_range(start, end);
@@ -681,6 +728,7 @@ impl BcacheModel {
     }
 
     pub fn finish(mut self) -> BcacheResult {
+        self.complete_pending(u64::MAX);
         let mut cached = 0;
         let mut dirty = 0;
         for b in &self.buckets {
