@@ -51,7 +51,7 @@ bc() {
     echo 1 > $T/events/bcache/$ev/enable 2>/dev/null; done
   rt=${RT:-12}
   fiorun "$n" /dev/bcache0 $rt "$@" ${J2:+--name=$n-b --filename=/dev/bcache0 --runtime=$rt --time_based --direct=1 --ioengine=libaio --randrepeat=1 --randseed=7 $J2}
-  [ -n "$P2" ] && fiorun "$n-2" /dev/bcache0 $rt $P2
+  [ -n "$P2" ] && { w=$n; fiorun "$n-2" /dev/bcache0 $rt $P2; n=$w; }  # fiorun sets n
   sleep 1
   trace_off "$n"
   for ev in bcache_read bcache_write bcache_bypass_sequential bcache_invalidate bcache_gc_end; do
