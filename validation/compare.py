@@ -8,7 +8,8 @@ the matching model through the CLI, as a user would:
   dm-cache  blocksight simulate --preset dm-cache-smq --cache-size B --line-size B --mode M
             --origin-size B --created-at S bios.bst --json
   md        blocksight predict --json ... (member reads and writes)
-  bcache    blocksight simulate --preset bcache-model ...
+  bcache    blocksight simulate --preset bcache --cache-size B --bucket-size B --mode M
+            --seq-cutoff B bios.bst --json
 and prints the kernel's counters, the model's and the differences against the targets of
 docs/validation.md (hit ratios within 2 points, promotions within 15%, member I/O within 10%).
 """
@@ -90,6 +91,28 @@ def md(bs, d, lab):
     return rows
 
 
+def bcache(bs, d, lab):
+    p = lab["params"]
+    mode = {"writeback": "wb", "writearound": "wa"}.get(p["mode"], "wt")
+    cmd = [bs, "simulate", "--preset", "bcache", "--cache-size", str(p["cache_bytes"]),
+           "--bucket-size", str(p["bucket_bytes"]), "--seq-cutoff", str(p["sequential_cutoff"]),
+           "--mode", mode, os.path.join(d, "bios.bst"), "--json", "-q"] + EXTRA
+    s = run(cmd)["result"]["stats"]
+    k = lab["counters"]
+    kc = [k["hits"], k["misses"], k["bypass_hits"], k["bypass_misses"]]
+    mc = [s["cache_hits"], s["cache_misses"], s["cache_bypass_hits"], s["cache_bypass_misses"]]
+    rows = []
+    for what, f in (("cache_hit_ratio %", lambda c: ratio(c[0], c[1])),
+                    ("read hit % (bypassed incl.)", lambda c: ratio(c[0] + c[2], c[1] + c[3])),
+                    ("read bypass %", lambda c: ratio(c[2] + c[3], c[0] + c[1]))):
+        kr, mr = f(kc), f(mc)
+        rows.append((what, "-" if kr is None else f"{kr*100:.1f}", "-" if mr is None else f"{mr*100:.1f}",
+                     pts(kr, mr)))
+    for i, what in enumerate(("hits", "misses", "bypass hits", "bypass misses")):
+        rows.append((what, kc[i], mc[i], rel(kc[i], mc[i])))
+    return rows
+
+
 def main():
     args = sys.argv[1:]
     lab_dir = "tests/data/lab"
@@ -115,6 +138,8 @@ def main():
             rows = dmcache(bs, d, lab)
         elif product == "md":
             rows = md(bs, d, lab)
+        elif product == "bcache":
+            rows = bcache(bs, d, lab)
         else:
             continue
         if os.environ.get("COMPARE_SHORT"):

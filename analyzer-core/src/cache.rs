@@ -18,6 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod admission;
+pub mod bcache;
 pub mod dmcache;
 pub mod future;
 pub mod list;

@@ -2,7 +2,8 @@
 //! (recorded by `validation/`, see its README) is replayed through `blocksight` and the model's
 //! counters are compared with the kernel's, within the targets of docs/validation.md:
 //! dm-cache read and write hit ratios within 2 points and promotions within 15%; md total
-//! member reads and writes (bios and bytes) within 10%.
+//! member reads and writes (bios and bytes) within 10%; bcache `cache_hit_ratio`, the share of
+//! reads served from the cache and the share bypassed within 2 points.
 
 use std::path::Path;
 
@@ -192,10 +193,115 @@ fn check_md(dir: &Path, lab: &Value) -> Vec<String> {
     failures
 }
 
+/// Runs `blocksight simulate --preset bcache` on a stored bcache workload and compares it with
+/// the kernel's `stats_total/`: the hit ratio bcache reports (`cache_hit_ratio`: hits over
+/// hits + misses, bypassed reads excluded), the share of reads served from the cache (bypassed
+/// or not) and the share of reads bypassed, each within 2 points.
+fn check_bcache(dir: &Path, lab: &Value) -> Vec<String> {
+    let p = &lab["params"];
+    let mode = match p["mode"].as_str() {
+        Some("writeback") => "wb",
+        Some("writearound") => "wa",
+        _ => "wt",
+    };
+    let out = run_blocksight([
+        "simulate".to_string(),
+        "--preset".into(),
+        "bcache".into(),
+        "--cache-size".into(),
+        format!("{}", num(p, "cache_bytes") as u64),
+        "--bucket-size".into(),
+        format!("{}", num(p, "bucket_bytes") as u64),
+        "--seq-cutoff".into(),
+        format!("{}", num(p, "sequential_cutoff") as u64),
+        "--mode".into(),
+        mode.into(),
+        dir.join("bios.bst").display().to_string(),
+        "--json".into(),
+        "-q".into(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let model: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let s = &model["result"]["stats"];
+    let k = &lab["counters"];
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let kernel = [
+        num(k, "hits"),
+        num(k, "misses"),
+        num(k, "bypass_hits"),
+        num(k, "bypass_misses"),
+    ];
+    let modelled = [
+        num(s, "cache_hits"),
+        num(s, "cache_misses"),
+        num(s, "cache_bypass_hits"),
+        num(s, "cache_bypass_misses"),
+    ];
+    let mut failures = Vec::new();
+    let (kr, mr): (f64, f64) = (kernel.iter().sum(), modelled.iter().sum());
+    if (kr - mr).abs() > 0.01 * kr.max(1.0) {
+        failures.push(format!("{name}: reads counted kernel {kr} model {mr}"));
+    }
+    let measures = |c: &[f64; 4]| {
+        [
+            ("cache_hit_ratio", ratio(c[0], c[1])),
+            ("read hit ratio", ratio(c[0] + c[2], c[1] + c[3])),
+            ("read bypass ratio", ratio(c[2] + c[3], c[0] + c[1])),
+        ]
+    };
+    for ((what, kv), (_, mv)) in measures(&kernel).into_iter().zip(measures(&modelled)) {
+        match (kv, mv) {
+            (Some(kv), Some(mv)) if ((mv - kv) * 100.0).abs() > HIT_RATIO_POINTS => {
+                failures.push(format!(
+                    "{name}: {what} kernel {:.1}% model {:.1}%",
+                    kv * 100.0,
+                    mv * 100.0
+                ))
+            }
+            (None, None) | (Some(_), Some(_)) => {}
+            _ => failures.push(format!("{name}: {what} on one side only")),
+        }
+    }
+    failures
+}
+
+#[test]
+fn bcache_model_matches_the_kernel_on_every_lab_workload() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for dir in lab_dirs() {
+        let lab = load(&dir);
+        if lab["params"]["product"] == "bcache" {
+            failures.extend(check_bcache(&dir, &lab));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} bcache lab workloads stored");
+    check_known(&failures, "bc-");
+}
+
 /// Workload counters the model misses its target on today (docs/validation.md gives the
 /// numbers and the suspected mechanisms). The test fails when this set changes either way: a
 /// new miss is a regression, a fixed one must be moved out of this list and the docs.
 const KNOWN_OUTSIDE: &[&str] = &[
+    "bc-wa-128m-z12-rw70: cache_hit_ratio",
+    "bc-wa-128m-z12-rw70: read hit ratio",
+    "bc-wa-64m-mix: cache_hit_ratio",
+    "bc-wa-64m-mix: read hit ratio",
+    "bc-wb-128m-seqread96m-co0: cache_hit_ratio",
+    "bc-wb-128m-seqread96m-co0: read hit ratio",
+    "bc-wb-64m-mix-co0: cache_hit_ratio",
+    "bc-wb-64m-mix-co0: read hit ratio",
+    "bc-wt-128m-seqwrite96m-read-co0: cache_hit_ratio",
+    "bc-wt-128m-seqwrite96m-read-co0: read hit ratio",
     "dmc-wb1m-128m-z099-rw50: read hit ratio",
     "dmc-wb1m-128m-z099-rw50: promotions",
     "dmc-wb32k-128m-z099-rw60: promotions",

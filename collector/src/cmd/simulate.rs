@@ -3,8 +3,8 @@
 
 use std::io::Write;
 
-use analyzer_core::cache::dmcache;
 use analyzer_core::cache::sim::Summary;
+use analyzer_core::cache::{bcache, dmcache};
 use analyzer_core::cache::{Preset, WriteMode};
 use analyzer_core::job::simulate::{SimRun, Simulate, SimulateRequest, SimulateResult};
 use analyzer_core::job::{parse_duration, CacheParams, CacheSize, Job};
@@ -56,6 +56,12 @@ pub struct Args {
     /// dm-cache-smq: how long one promotion, demotion or writeback takes (default 0).
     #[arg(long = "migration-time", value_name = "DURATION")]
     pub migration_time: Option<String>,
+    /// bcache: `sequential_cutoff` (default 4MiB; 0 turns sequential bypass off).
+    #[arg(long = "seq-cutoff", value_name = "SIZE")]
+    pub seq_cutoff: Option<String>,
+    /// bcache: the cache device's bucket size (make-bcache --bucket; default 512KiB).
+    #[arg(long = "bucket-size", value_name = "SIZE")]
+    pub bucket_size: Option<String>,
     /// Exclude this leading time window from the after-warm-up figures (90s, 10m, 1h).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
@@ -203,6 +209,9 @@ fn run_split(
 pub fn run(args: &Args) -> anyhow::Result<()> {
     if args.preset.as_deref().is_some_and(dmcache::is_model_name) {
         return run_dm_cache_smq(args);
+    }
+    if args.preset.as_deref().is_some_and(bcache::is_model_name) {
+        return run_bcache(args);
     }
     let (result, read) = simulate(args)?;
     input::warn_diagnostics(&read);
@@ -415,6 +424,47 @@ fn print_text(
     writeln!(out, "assumptions")?;
     for a in assumptions {
         writeln!(out, "  - {a}")?;
+    }
+    Ok(())
+}
+
+/// `--preset bcache`: the bcache product model (`analyzer_core::cache::bcache`), which counts
+/// what `stats_total/` counts.
+fn run_bcache(args: &Args) -> anyhow::Result<()> {
+    let cache_bytes = match CacheSize::parse(&args.cache_size).context("--cache-size")? {
+        CacheSize::Bytes(b) => b,
+        CacheSize::FootprintPercent(_) => {
+            bail!("--preset bcache takes --cache-size as a size, not a percentage")
+        }
+    };
+    let mut config = bcache::BcacheConfig::new(cache_bytes);
+    if let Some(m) = &args.mode {
+        config.mode = bcache::BcacheMode::from_name(m)
+            .with_context(|| format!("--mode {m:?}: bcache takes wt, wb, wa or none"))?;
+    }
+    if let Some(s) = &args.seq_cutoff {
+        config.sequential_cutoff_bytes = parse_size(s)
+            .map_err(anyhow::Error::msg)
+            .context("--seq-cutoff")?;
+    }
+    if let Some(s) = &args.bucket_size {
+        config.bucket_bytes = parse_size(s)
+            .map_err(anyhow::Error::msg)
+            .context("--bucket-size")?;
+    }
+    let mut model = bcache::BcacheModel::new(&config).map_err(anyhow::Error::msg)?;
+    let read = input::read_events(&args.input, |e| model.observe(e))?;
+    input::warn_diagnostics(&read);
+    let result = model.finish();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(
+            &mut out,
+            &serde_json::json!({ "model": bcache::MODEL_NAME, "result": result }),
+        )?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", bcache::stats_text(&result))?;
     }
     Ok(())
 }

@@ -1,0 +1,895 @@
+//! A model of Linux bcache (a cached backing device) as kernel 6.1 behaves, written from
+//! `Documentation/admin-guide/bcache.rst` and from how `drivers/md/bcache/` (request.c,
+//! alloc.c, btree.c, super.c) behaves. It counts what `/sys/block/bcacheN/bcache/stats_total/`
+//! counts, per bio:
+//!
+//! - **Bypass decision** (`check_should_bypass`). A bio bypasses the cache when the cache is more
+//!   than 95% in use (`CUTOFF_CACHE_ADD`; dirty and metadata buckets, as of the last GC), when it
+//!   is a discard, when it is a write in write-around mode, or when it belongs to a sequential
+//!   stream: 128 recent streams (`RECENT_IO = 1 << RECENT_IO_BITS`, bits 7, in bcache.h) are
+//!   remembered by the sector they end at, for 5 s; a
+//!   bio starting where one ended continues it, any other bio takes the least recently used
+//!   entry and starts a new stream, first folding the task's last stream length into its
+//!   average (`ewma_add(avg, seq, 8, 0)`: `avg = (7·avg + seq) / 8`). The bio bypasses when
+//!   `max(stream length, task average)` reaches `sequential_cutoff` (0 turns detection off).
+//!   Congestion bypass is off (the lab sets both congestion thresholds to 0, see
+//!   docs/validation.md).
+//! - **Reads.** A read is a hit when every sector is in the cache, otherwise a miss (a partial
+//!   hit counts as a miss); bypassed reads are still looked up, served from the cache where they
+//!   hit, and counted as `cache_bypass_hits` / `cache_bypass_misses`. A non-bypassed miss inserts
+//!   the first hole of the bio only (at most 1 MiB, `BIO_MAX_VECS` pages), clean; later holes of
+//!   the same bio are read from the backing device and not inserted. 6.1 has no readahead.
+//! - **Writes** are not counted in `stats_total`. A bypassed write invalidates the cached range
+//!   (`bch_data_invalidate`) and goes to the backing device; write-back writes (O_DIRECT writes
+//!   are `REQ_SYNC`) are inserted dirty while the cache is at most 70% in use
+//!   (`bch_cutoff_writeback_sync`), otherwise, and in write-through, inserted clean.
+//! - **Space.** The cache is `nbuckets` buckets (`bucket_size`, 512 KiB by default in
+//!   make-bcache); bucket 0 holds the superblock. Data is appended to one open bucket per
+//!   writing task (`write_point`), which is pinned until full. The allocator keeps
+//!   `8 + prio + 6·free` buckets invalidated in its free lists (`free = nbuckets rounded up to a
+//!   power of two / 1024`: the btree, prio, moving-GC and general reserves and `free_inc`), and
+//!   journal (`clamp(nbuckets / 128, 2, 256)`), prio (2 sets), uuid and btree-node buckets hold
+//!   metadata. When a bucket is needed the one with the lowest
+//!   `(prio − min_prio + (32768 − min_prio)/8) · sectors_used` among clean, unpinned buckets is
+//!   invalidated (its data is gone); `prio` is reset to 32768 when the bucket is allocated or
+//!   read from and drops by one every `cache sectors / 1024` sectors of non-bypassed I/O, and
+//!   `sectors_used` is the bucket size from allocation until garbage collection recounts the
+//!   live sectors (GC runs after every `cache sectors / 16` inserted sectors). Buckets left
+//!   empty by overwrites therefore go first, then the least recently used.
+//! - **Dirty data** stays in the cache: its buckets cannot be invalidated. Background writeback
+//!   (towards `writeback_percent`, 10%) makes dirty data clean without removing it; its PD rate
+//!   is not modelled (it only matters once dirty data nears the 70% / 95% cut-offs).
+//!
+//! Memory is bounded by the cache's size (one entry per cached extent), never by the trace.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{IoEvent, Op};
+
+/// `sequential_cutoff`'s default (bcache.rst: "defaults to 4.0M").
+pub const DEFAULT_SEQUENTIAL_CUTOFF_BYTES: u64 = 4 << 20;
+/// make-bcache's default bucket size (bcache-tools: 1024 sectors).
+pub const DEFAULT_BUCKET_BYTES: u64 = 512 << 10;
+/// `RECENT_IO` (`1 << RECENT_IO_BITS`, 7 in `bcache.h`): streams the sequential detector
+/// remembers. With 64, the lab's two-job mix lost the sequential job's stream to the random
+/// job's bios and bypassed 296 fewer bios than the kernel; with 128 every bypass decision
+/// matches the kernel's `bcache_bypass_sequential` tracepoint.
+pub const RECENT_IO: usize = 128;
+/// A stream is forgotten this long after its last bio (`msecs_to_jiffies(5000)`).
+pub const STREAM_TIMEOUT_NANOS: u64 = 5_000_000_000;
+/// `CUTOFF_CACHE_ADD`: above this percentage in use every bio bypasses.
+pub const CUTOFF_CACHE_ADD: u64 = 95;
+/// `bch_cutoff_writeback_sync`: above this percentage in use writes are not written back.
+pub const CUTOFF_WRITEBACK_SYNC: u64 = 70;
+/// `INITIAL_PRIO`: a bucket's priority when allocated or read from.
+pub const INITIAL_PRIO: u64 = 32768;
+/// `MAX_OPEN_BUCKETS`: open data buckets (write points).
+pub const MAX_OPEN_BUCKETS: usize = 128;
+/// Largest insertion of one read miss: `BIO_MAX_VECS` (256) pages of 4 KiB, in sectors.
+pub const MAX_MISS_INSERT_SECTORS: u64 = 256 * 8;
+/// A btree node is at most 256 KiB (`BTREE_MAX_PAGES`), one per bucket, and holds extent keys
+/// of 24 bytes (header, offset, one pointer). Nodes split at 80% full into two halves, so they
+/// average about ln 2 ≈ 69% full under random insertion (Yao, "On random 2-3 trees", 1978).
+const BTREE_NODE_BYTES: u64 = 256 << 10;
+const KEY_BYTES: u64 = 24;
+const BTREE_FILL: f64 = std::f64::consts::LN_2;
+
+/// bcache's `cache_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BcacheMode {
+    WriteThrough,
+    WriteBack,
+    WriteAround,
+    None,
+}
+
+impl BcacheMode {
+    /// `wt`/`writethrough`, `wb`/`writeback`, `wa`/`writearound`, `none`.
+    pub fn from_name(name: &str) -> Option<BcacheMode> {
+        match name
+            .trim()
+            .to_ascii_lowercase()
+            .replace(['-', '_'], "")
+            .as_str()
+        {
+            "wt" | "writethrough" => Some(BcacheMode::WriteThrough),
+            "wb" | "writeback" => Some(BcacheMode::WriteBack),
+            "wa" | "writearound" => Some(BcacheMode::WriteAround),
+            "none" => Some(BcacheMode::None),
+            _ => None,
+        }
+    }
+}
+
+/// One bcache device: a backing device and its cache set (one cache device).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BcacheConfig {
+    /// Size of the cache device.
+    pub cache_bytes: u64,
+    /// make-bcache's `--bucket`.
+    pub bucket_bytes: u64,
+    pub mode: BcacheMode,
+    /// `sequential_cutoff`; 0 turns sequential detection off.
+    pub sequential_cutoff_bytes: u64,
+}
+
+impl BcacheConfig {
+    /// bcache's defaults: write-through, 4 MiB sequential cutoff, 512 KiB buckets.
+    pub fn new(cache_bytes: u64) -> BcacheConfig {
+        BcacheConfig {
+            cache_bytes,
+            bucket_bytes: DEFAULT_BUCKET_BYTES,
+            mode: BcacheMode::WriteThrough,
+            sequential_cutoff_bytes: DEFAULT_SEQUENTIAL_CUTOFF_BYTES,
+        }
+    }
+
+    /// Buckets of the cache device (`nbuckets`).
+    pub fn nbuckets(&self) -> u64 {
+        self.cache_bytes / self.bucket_bytes.max(1)
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.bucket_bytes < 4096 || !self.bucket_bytes.is_power_of_two() {
+            return Err("bucket size must be a power of two of at least 4 KiB".into());
+        }
+        if self.bucket_bytes > 16 << 20 {
+            return Err("bucket size must be at most 16 MiB".into());
+        }
+        // cache_alloc(): `free = roundup_pow_of_two(nbuckets) >> 10` must not be 0.
+        if self.nbuckets() <= 512 {
+            return Err(format!(
+                "bcache refuses a cache of {} buckets (\"nbuckets is too small\"): it needs at \
+                 least 513; use smaller buckets or a larger cache",
+                self.nbuckets()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What `stats_total/` shows, plus what the model saw.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BcacheStats {
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+    pub cache_bypass_hits: u64,
+    pub cache_bypass_misses: u64,
+    /// `bypassed`, in bytes (reads and writes).
+    pub bypassed_bytes: u64,
+    pub reads: u64,
+    pub writes: u64,
+    /// Writes inserted dirty / clean / bypassed (invalidating the range).
+    pub writes_dirty: u64,
+    pub writes_clean: u64,
+    pub writes_bypassed: u64,
+    /// `cache_miss_collisions`: read-miss insertions dropped because a write to the range
+    /// came in while the miss was being read from the backing device.
+    pub cache_miss_collisions: u64,
+    /// Bytes inserted into the cache by read misses.
+    pub miss_insert_bytes: u64,
+    /// Buckets invalidated to make room.
+    pub invalidated_buckets: u64,
+    pub gc_runs: u64,
+    /// Dirty bytes in the cache at the end.
+    pub dirty_bytes: u64,
+    /// Live cached bytes at the end.
+    pub cached_bytes: u64,
+}
+
+impl BcacheStats {
+    /// `cache_hit_ratio`'s definition: hits / (hits + misses), bypassed reads excluded.
+    pub fn cache_hit_ratio(&self) -> Option<f64> {
+        let d = self.cache_hits + self.cache_misses;
+        (d > 0).then(|| self.cache_hits as f64 / d as f64)
+    }
+    /// Reads served wholly from the cache, bypassed or not, over all reads.
+    pub fn read_hit_ratio(&self) -> Option<f64> {
+        let d =
+            self.cache_hits + self.cache_misses + self.cache_bypass_hits + self.cache_bypass_misses;
+        (d > 0).then(|| (self.cache_hits + self.cache_bypass_hits) as f64 / d as f64)
+    }
+    /// Bypassed reads over all reads.
+    pub fn read_bypass_ratio(&self) -> Option<f64> {
+        let d =
+            self.cache_hits + self.cache_misses + self.cache_bypass_hits + self.cache_bypass_misses;
+        (d > 0).then(|| (self.cache_bypass_hits + self.cache_bypass_misses) as f64 / d as f64)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BucketState {
+    Free,
+    Data,
+}
+
+#[derive(Clone, Debug)]
+struct Bucket {
+    state: BucketState,
+    gen: u32,
+    /// Live sectors (exact) and live dirty sectors.
+    live: u64,
+    dirty: u64,
+    /// `GC_SECTORS_USED`: the bucket size from allocation until a GC recounts it.
+    gc_used: u64,
+    /// The rescale tick at which prio was last reset to INITIAL_PRIO.
+    touched: u64,
+    /// An open bucket being filled (pinned: no decay, no invalidation).
+    open: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Extent {
+    end: u64,
+    bucket: u32,
+    gen: u32,
+    dirty: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Stream {
+    last: u64,
+    sequential: u64,
+    expires: u64,
+    used: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Task {
+    sequential_io: u64,
+    sequential_io_avg: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct OpenBucket {
+    bucket: Option<u32>,
+    free_sectors: u64,
+    used: u64,
+}
+
+/// The bcache model; feed it bios with [`BcacheModel::observe`].
+pub struct BcacheModel {
+    cfg: BcacheConfig,
+    bucket_sectors: u64,
+    buckets: Vec<Bucket>,
+    /// Buckets not available for data (superblock bucket, journal, prio, uuid, reserves).
+    fixed_unavailable: u64,
+    /// Journal, prio and uuid buckets (metadata counted in `in_use`).
+    meta_buckets: u64,
+    index: BTreeMap<u64, Extent>,
+    streams: Vec<Stream>,
+    tasks: HashMap<u32, Task>,
+    open: HashMap<u32, OpenBucket>,
+    clock: u64,
+    tick: u64,
+    rescale_left: i64,
+    rescale_every: i64,
+    sectors_to_gc: i64,
+    gc_every: i64,
+    in_use_percent: u64,
+    data_buckets: u64,
+    /// Read-miss insertions waiting for their backing read to complete:
+    /// (completion time, pid, start, end, collided).
+    pending: Vec<(u64, u32, u64, u64, bool)>,
+    stats: BcacheStats,
+}
+
+impl BcacheModel {
+    pub fn new(cfg: &BcacheConfig) -> Result<BcacheModel, String> {
+        cfg.validate()?;
+        let n = cfg.nbuckets();
+        let bucket_sectors = cfg.bucket_bytes / 512;
+        // cache_alloc(): free lists. prio_buckets = nbuckets · 3 bytes (struct bucket_disk)
+        // over a bucket, less its 24-byte header (struct prio_set), rounded up.
+        let free = (n.next_power_of_two() >> 10).max(1);
+        let prio = (n * 3).div_ceil(cfg.bucket_bytes - 24).max(1);
+        let reserves = 8 + prio + free + free + (free << 2);
+        // run_cache_set() for a new set: journal = clamp(nbuckets >> 7, 2, 256); two prio sets
+        // (the one written and the previous), one uuid bucket; bucket 0 is the superblock's.
+        let journal = (n >> 7).clamp(2, 256);
+        let meta_buckets = journal + 2 * prio + 1;
+        let fixed_unavailable = 1 + meta_buckets + reserves;
+        let cache_sectors = (n * bucket_sectors) as i64;
+        let mut buckets = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            buckets.push(Bucket {
+                state: BucketState::Free,
+                gen: 0,
+                live: 0,
+                dirty: 0,
+                gc_used: 0,
+                touched: 0,
+                open: false,
+            });
+        }
+        Ok(BcacheModel {
+            cfg: cfg.clone(),
+            bucket_sectors,
+            buckets,
+            fixed_unavailable,
+            meta_buckets,
+            index: BTreeMap::new(),
+            streams: (0..RECENT_IO)
+                .map(|i| Stream {
+                    last: u64::MAX,
+                    sequential: 0,
+                    expires: 0,
+                    used: i as u64,
+                })
+                .collect(),
+            tasks: HashMap::new(),
+            open: HashMap::new(),
+            clock: RECENT_IO as u64,
+            tick: 0,
+            rescale_every: (cache_sectors / 1024).max(1),
+            rescale_left: (cache_sectors / 1024).max(1),
+            gc_every: (cache_sectors / 16).max(1),
+            sectors_to_gc: (cache_sectors / 16).max(1),
+            in_use_percent: 0,
+            data_buckets: 0,
+            pending: Vec::new(),
+            stats: BcacheStats::default(),
+        })
+    }
+
+    /// Buckets data may occupy now (the btree grows with the number of extents).
+    fn data_capacity(&self) -> u64 {
+        self.cfg
+            .nbuckets()
+            .saturating_sub(self.fixed_unavailable + self.btree_buckets())
+    }
+
+    /// Btree nodes for the extents indexed now (one bucket each).
+    fn btree_buckets(&self) -> u64 {
+        let keys = self.index.len() as u64;
+        1 + ((keys * KEY_BYTES) as f64 / (BTREE_NODE_BYTES as f64 * BTREE_FILL)).ceil() as u64
+    }
+
+    fn prio(&self, b: &Bucket) -> u64 {
+        if b.open {
+            INITIAL_PRIO
+        } else {
+            INITIAL_PRIO.saturating_sub(self.tick - b.touched)
+        }
+    }
+
+    fn rescale(&mut self, sectors: u64) {
+        self.rescale_left -= sectors as i64;
+        while self.rescale_left < 0 {
+            self.rescale_left += self.rescale_every;
+            self.tick += 1;
+        }
+    }
+
+    /// check_should_bypass(): the sequential part, and the rescale of non-bypassed bios.
+    fn should_bypass(&mut self, e: &IoEvent, start: u64, sectors: u64) -> bool {
+        let write = e.op == Op::Write;
+        if self.in_use_percent > CUTOFF_CACHE_ADD || e.op == Op::Discard {
+            return true;
+        }
+        if self.cfg.mode == BcacheMode::None || (self.cfg.mode == BcacheMode::WriteAround && write)
+        {
+            return true;
+        }
+        if self.cfg.sequential_cutoff_bytes == 0 {
+            self.rescale(sectors);
+            return false;
+        }
+        let now = e.time_nanos;
+        let pid = e.pid.unwrap_or(0);
+        let found = self
+            .streams
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.last == start && now < s.expires)
+            .max_by_key(|(_, s)| s.used)
+            .map(|(i, _)| i);
+        let i = match found {
+            Some(i) => i,
+            None => {
+                let i = self
+                    .streams
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, s)| s.used)
+                    .map(|(i, _)| i)
+                    .unwrap_or(0);
+                let t = self.tasks.entry(pid).or_default();
+                t.sequential_io_avg = (t.sequential_io_avg * 7 + t.sequential_io) / 8;
+                t.sequential_io = 0;
+                self.streams[i].sequential = 0;
+                i
+            }
+        };
+        let bytes = sectors * 512;
+        let s = &mut self.streams[i];
+        s.sequential = s.sequential.saturating_add(bytes);
+        s.last = start + sectors;
+        s.expires = now.saturating_add(STREAM_TIMEOUT_NANOS);
+        s.used = self.clock;
+        self.clock += 1;
+        let seq = s.sequential;
+        let t = self.tasks.entry(pid).or_default();
+        t.sequential_io = seq;
+        let len = t.sequential_io.max(t.sequential_io_avg) >> 9;
+        if len >= self.cfg.sequential_cutoff_bytes >> 9 {
+            return true;
+        }
+        self.rescale(sectors);
+        false
+    }
+
+    /// Removes `[start, end)` from the index, keeping the bucket accounting right.
+    fn remove_range(&mut self, start: u64, end: u64) {
+        let mut touched: Vec<(u64, Extent)> = Vec::new();
+        if let Some((&s, &x)) = self.index.range(..start).next_back() {
+            if x.end > start {
+                touched.push((s, x));
+            }
+        }
+        for (&s, &x) in self.index.range(start..end) {
+            touched.push((s, x));
+        }
+        for (s, x) in touched {
+            self.index.remove(&s);
+            let cut_start = s.max(start);
+            let cut_end = x.end.min(end);
+            self.drop_sectors(&x, cut_end - cut_start);
+            if s < start {
+                self.index.insert(s, Extent { end: start, ..x });
+            }
+            if x.end > end {
+                self.index.insert(end, x);
+            }
+        }
+    }
+
+    fn drop_sectors(&mut self, x: &Extent, n: u64) {
+        let b = &mut self.buckets[x.bucket as usize];
+        if b.gen == x.gen {
+            b.live = b.live.saturating_sub(n);
+            if x.dirty {
+                b.dirty = b.dirty.saturating_sub(n);
+            }
+        }
+    }
+
+    fn live(&self, x: &Extent) -> bool {
+        self.buckets[x.bucket as usize].gen == x.gen
+    }
+
+    /// GC: stale keys go, `sectors_used` is recounted, `in_use` recomputed.
+    fn gc(&mut self) {
+        self.stats.gc_runs += 1;
+        let buckets = &self.buckets;
+        self.index
+            .retain(|_, x| buckets[x.bucket as usize].gen == x.gen);
+        let mut dirty = 0;
+        for b in &mut self.buckets {
+            if b.state == BucketState::Data {
+                b.gc_used = b.live;
+                if b.dirty > 0 {
+                    dirty += 1;
+                }
+            }
+        }
+        let n = self.cfg.nbuckets();
+        let meta = self.meta_buckets + self.btree_buckets();
+        self.in_use_percent = (dirty + meta) * 100 / n.max(1);
+        self.sectors_to_gc = self.gc_every;
+    }
+
+    /// invalidate_buckets_lru(): the clean, unpinned data bucket of lowest weighted prio.
+    fn invalidate_one(&mut self) -> bool {
+        let min_prio = self
+            .buckets
+            .iter()
+            .filter(|b| b.state == BucketState::Data && !b.open)
+            .map(|b| self.prio(b))
+            .min()
+            .unwrap_or(0);
+        let mut best: Option<(u64, usize)> = None;
+        for (i, b) in self.buckets.iter().enumerate() {
+            if b.state != BucketState::Data || b.open || b.dirty > 0 {
+                continue;
+            }
+            let w = (self.prio(b) - min_prio + (INITIAL_PRIO - min_prio) / 8) * b.gc_used;
+            if best.is_none_or(|(bw, _)| w < bw) {
+                best = Some((w, i));
+            }
+        }
+        let Some((_, i)) = best else { return false };
+        let b = &mut self.buckets[i];
+        b.state = BucketState::Free;
+        b.gen = b.gen.wrapping_add(1);
+        b.live = 0;
+        b.dirty = 0;
+        b.gc_used = 0;
+        self.data_buckets -= 1;
+        self.stats.invalidated_buckets += 1;
+        true
+    }
+
+    /// A fresh bucket for data; `None` when every bucket is dirty or pinned.
+    fn alloc_bucket(&mut self) -> Option<u32> {
+        while self.data_buckets >= self.data_capacity() {
+            if !self.invalidate_one() {
+                self.gc();
+                if !self.invalidate_one() {
+                    return None;
+                }
+            }
+        }
+        let i = self
+            .buckets
+            .iter()
+            .position(|b| b.state == BucketState::Free)?;
+        let tick = self.tick;
+        let b = &mut self.buckets[i];
+        b.state = BucketState::Data;
+        b.gc_used = self.bucket_sectors;
+        b.touched = tick;
+        b.open = true;
+        self.data_buckets += 1;
+        Some(i as u32)
+    }
+
+    /// bch_data_insert(): `[start, end)` written into the task's open bucket(s).
+    fn insert(&mut self, pid: u32, start: u64, end: u64, dirty: bool) {
+        self.sectors_to_gc -= (end - start) as i64;
+        if self.sectors_to_gc < 0 {
+            self.gc();
+        }
+        self.remove_range(start, end);
+        let mut at = start;
+        while at < end {
+            let ob = self.open_bucket(pid);
+            if ob.free_sectors == 0 || ob.bucket.is_none() {
+                if let Some(b) = ob.bucket {
+                    self.buckets[b as usize].open = false;
+                    self.buckets[b as usize].touched = self.tick;
+                }
+                let Some(nb) = self.alloc_bucket() else {
+                    return;
+                };
+                let o = self.open.get_mut(&pid).expect("open bucket");
+                o.bucket = Some(nb);
+                o.free_sectors = self.bucket_sectors;
+            }
+            let o = self.open.get_mut(&pid).expect("open bucket");
+            let b = o.bucket.expect("bucket");
+            let n = (end - at).min(o.free_sectors);
+            o.free_sectors -= n;
+            let gen = self.buckets[b as usize].gen;
+            self.index.insert(
+                at,
+                Extent {
+                    end: at + n,
+                    bucket: b,
+                    gen,
+                    dirty,
+                },
+            );
+            let bk = &mut self.buckets[b as usize];
+            bk.live += n;
+            if dirty {
+                bk.dirty += n;
+            }
+            at += n;
+        }
+    }
+
+    fn open_bucket(&mut self, pid: u32) -> OpenBucket {
+        self.clock += 1;
+        let clock = self.clock;
+        if let Some(o) = self.open.get_mut(&pid) {
+            o.used = clock;
+            return *o;
+        }
+        if self.open.len() >= MAX_OPEN_BUCKETS {
+            // The least recently used open bucket passes to this task.
+            if let Some((&old, _)) = self.open.iter().min_by_key(|(_, o)| o.used) {
+                let mut o = self.open.remove(&old).expect("lru");
+                o.used = clock;
+                self.open.insert(pid, o);
+                return o;
+            }
+        }
+        let o = OpenBucket {
+            bucket: None,
+            free_sectors: 0,
+            used: clock,
+        };
+        self.open.insert(pid, o);
+        o
+    }
+
+    /// The cached pieces and holes of `[start, end)`; touches the buckets read from.
+    fn lookup(&mut self, start: u64, end: u64) -> (bool, Option<(u64, u64)>) {
+        let mut at = start;
+        let mut first_hole = None;
+        let mut full = true;
+        let mut hit_buckets = Vec::new();
+        let mut pieces: Vec<(u64, Extent)> = Vec::new();
+        if let Some((&s, &x)) = self.index.range(..start).next_back() {
+            if x.end > start {
+                pieces.push((s, x));
+            }
+        }
+        pieces.extend(self.index.range(start..end).map(|(&s, &x)| (s, x)));
+        for (s, x) in pieces {
+            if !self.live(&x) {
+                continue;
+            }
+            if s > at {
+                full = false;
+                first_hole.get_or_insert((at, s));
+            }
+            hit_buckets.push(x.bucket);
+            at = at.max(x.end);
+        }
+        if at < end {
+            full = false;
+            first_hole.get_or_insert((at, end));
+        }
+        for b in hit_buckets {
+            let tick = self.tick;
+            self.buckets[b as usize].touched = tick;
+        }
+        (full, first_hole)
+    }
+
+    /// Inserts the read misses whose backing reads completed by `now`.
+    fn complete_pending(&mut self, now: u64) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut i = 0;
+        while i < self.pending.len() {
+            if self.pending[i].0 <= now {
+                let (_, pid, hs, he, collided) = self.pending.swap_remove(i);
+                if collided {
+                    self.stats.cache_miss_collisions += 1;
+                } else {
+                    self.insert(pid, hs, he, false);
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// A write to `[start, end)` makes in-flight miss insertions over it fail (the replace
+    /// key no longer matches: `bch_btree_insert` returns -ESRCH).
+    fn collide_pending(&mut self, start: u64, end: u64) {
+        for p in &mut self.pending {
+            if p.2 < end && start < p.3 {
+                p.4 = true;
+            }
+        }
+    }
+
+    pub fn observe(&mut self, e: &IoEvent) {
+        self.complete_pending(e.time_nanos);
+        if e.len_bytes == 0 || e.op == Op::Flush {
+            return;
+        }
+        let start = e.offset_bytes / 512;
+        let end = e.end_bytes().div_ceil(512);
+        let sectors = end - start;
+        let pid = e.pid.unwrap_or(0);
+        let bypass = self.should_bypass(e, start, sectors);
+        if bypass {
+            self.stats.bypassed_bytes += sectors * 512;
+        }
+        match e.op {
+            Op::Read => {
+                self.stats.reads += 1;
+                let (full, hole) = self.lookup(start, end);
+                match (full, bypass) {
+                    (true, false) => self.stats.cache_hits += 1,
+                    (true, true) => self.stats.cache_bypass_hits += 1,
+                    (false, false) => self.stats.cache_misses += 1,
+                    (false, true) => self.stats.cache_bypass_misses += 1,
+                }
+                if let (Some((hs, he)), false) = (hole, bypass) {
+                    let he = he.min(hs + MAX_MISS_INSERT_SECTORS);
+                    self.stats.miss_insert_bytes += (he - hs) * 512;
+                    // The insertion happens when the backing read completes (the bio's
+                    // latency when the trace has completions; at once otherwise).
+                    match e.latency_nanos {
+                        Some(l) if l > 0 => {
+                            let done = e.time_nanos.saturating_add(l);
+                            self.pending.push((done, pid, hs, he, false));
+                        }
+                        _ => self.insert(pid, hs, he, false),
+                    }
+                }
+            }
+            Op::Write | Op::Discard => {
+                if e.op == Op::Write {
+                    self.stats.writes += 1;
+                }
+                self.collide_pending(start, end);
+                if bypass {
+                    self.stats.writes_bypassed += u64::from(e.op == Op::Write);
+                    self.remove_range(start, end);
+                } else if self.cfg.mode == BcacheMode::WriteBack
+                    && self.in_use_percent <= CUTOFF_WRITEBACK_SYNC
+                {
+                    self.stats.writes_dirty += 1;
+                    self.insert(pid, start, end, true);
+                } else {
+                    self.stats.writes_clean += 1;
+                    self.insert(pid, start, end, false);
+                }
+            }
+            Op::Flush => {}
+        }
+    }
+
+    pub fn finish(mut self) -> BcacheResult {
+        self.complete_pending(u64::MAX);
+        let mut cached = 0;
+        let mut dirty = 0;
+        for b in &self.buckets {
+            cached += b.live;
+            dirty += b.dirty;
+        }
+        self.stats.cached_bytes = cached * 512;
+        self.stats.dirty_bytes = dirty * 512;
+        BcacheResult {
+            config: self.cfg.clone(),
+            nbuckets: self.cfg.nbuckets(),
+            data_buckets_available: self.data_capacity(),
+            stats: self.stats,
+        }
+    }
+}
+
+/// The model's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BcacheResult {
+    pub config: BcacheConfig,
+    pub nbuckets: u64,
+    /// Buckets data could occupy at the end (the rest: metadata and the allocator's reserves).
+    pub data_buckets_available: u64,
+    pub stats: BcacheStats,
+}
+
+/// `stats_total/` as text, with the model's extra counts.
+pub fn stats_text(r: &BcacheResult) -> String {
+    let s = &r.stats;
+    let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.1}%", v * 100.0));
+    format!(
+        "bcache model ({:?}, cache {} B in {} buckets of {} B, sequential_cutoff {} B)\n\
+         cache_hits {}\ncache_misses {}\ncache_bypass_hits {}\ncache_bypass_misses {}\n\
+         cache_hit_ratio {}\nread hit ratio (bypassed reads included) {}\nbypassed {} B\n\
+         writes {} (dirty {}, clean {}, bypassed {})\ndirty data {} B\n",
+        r.config.mode,
+        r.config.cache_bytes,
+        r.nbuckets,
+        r.config.bucket_bytes,
+        r.config.sequential_cutoff_bytes,
+        s.cache_hits,
+        s.cache_misses,
+        s.cache_bypass_hits,
+        s.cache_bypass_misses,
+        pct(s.cache_hit_ratio()),
+        pct(s.read_hit_ratio()),
+        s.bypassed_bytes,
+        s.writes,
+        s.writes_dirty,
+        s.writes_clean,
+        s.writes_bypassed,
+        s.dirty_bytes,
+    )
+}
+
+/// The `--preset` name of this model.
+pub const MODEL_NAME: &str = "bcache";
+
+/// Whether `name` selects this model.
+pub fn is_model_name(name: &str) -> bool {
+    name.trim().eq_ignore_ascii_case(MODEL_NAME)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    fn ev(t_ms: u64, op: Op, offset: u64, len: u32, pid: u32) -> IoEvent {
+        IoEvent {
+            time_nanos: t_ms * 1_000_000,
+            device: 0,
+            offset_bytes: offset,
+            len_bytes: len,
+            op,
+            latency_nanos: None,
+            pid: Some(pid),
+        }
+    }
+
+    fn cfg(mode: BcacheMode, cutoff: u64) -> BcacheConfig {
+        BcacheConfig {
+            cache_bytes: 64 * MIB,
+            bucket_bytes: 64 << 10,
+            mode,
+            sequential_cutoff_bytes: cutoff,
+        }
+    }
+
+    #[test]
+    fn too_few_buckets_is_refused_like_the_kernel() {
+        assert!(BcacheModel::new(&BcacheConfig::new(128 * MIB)).is_err());
+        assert!(BcacheModel::new(&BcacheConfig::new(512 * MIB)).is_ok());
+    }
+
+    #[test]
+    fn reread_hits_and_partial_hit_is_a_miss() {
+        let mut m = BcacheModel::new(&cfg(BcacheMode::WriteThrough, 0)).unwrap();
+        m.observe(&ev(0, Op::Read, 0, 4096, 1));
+        m.observe(&ev(1, Op::Read, 0, 4096, 1));
+        m.observe(&ev(2, Op::Read, 0, 8192, 1));
+        m.observe(&ev(3, Op::Read, 0, 8192, 1));
+        let s = m.finish().stats;
+        assert_eq!((s.cache_hits, s.cache_misses), (2, 2));
+    }
+
+    #[test]
+    fn sequential_stream_bypasses_after_the_cutoff_and_the_average_sticks() {
+        let mut m = BcacheModel::new(&cfg(BcacheMode::WriteThrough, 4 * MIB)).unwrap();
+        // 8 MiB sequential in 64 KiB reads: the first 63 are cached, the rest bypass.
+        for i in 0..128u64 {
+            m.observe(&ev(i, Op::Read, i * 65536, 65536, 1));
+        }
+        let s = m.stats.clone();
+        assert_eq!(s.cache_misses, 63);
+        assert_eq!(s.cache_bypass_misses, 65);
+        // A new stream of the same task starts with the average (8 MiB / 8 = 1 MiB): cached,
+        // and re-reading the first 4 MiB bypasses once the stream passes the cutoff again.
+        m.observe(&ev(200, Op::Read, 512 * MIB, 4096, 1));
+        assert_eq!(m.stats.cache_misses, 64);
+    }
+
+    #[test]
+    fn write_around_write_invalidates_and_write_back_write_hits() {
+        let mut m = BcacheModel::new(&cfg(BcacheMode::WriteAround, 4 * MIB)).unwrap();
+        m.observe(&ev(0, Op::Read, 0, 4096, 1));
+        m.observe(&ev(1, Op::Write, 0, 4096, 1));
+        m.observe(&ev(2, Op::Read, 0, 4096, 1));
+        assert_eq!(m.stats.cache_misses, 2);
+        let mut m = BcacheModel::new(&cfg(BcacheMode::WriteBack, 4 * MIB)).unwrap();
+        m.observe(&ev(0, Op::Write, 0, 4096, 1));
+        m.observe(&ev(1, Op::Read, 0, 4096, 1));
+        assert_eq!(m.stats.cache_hits, 1);
+        assert_eq!(m.finish().stats.dirty_bytes, 4096);
+    }
+
+    #[test]
+    fn a_cache_smaller_than_the_working_set_evicts() {
+        let mut m = BcacheModel::new(&cfg(BcacheMode::WriteThrough, 0)).unwrap();
+        // Two passes over 128 MiB through a 64 MiB cache: LRU-like eviction, no hits.
+        for pass in 0..2u64 {
+            for i in 0..2048u64 {
+                m.observe(&ev(pass * 10_000 + i, Op::Read, i * 65536, 65536, 1));
+            }
+        }
+        let s = m.finish().stats;
+        assert_eq!(s.cache_hits, 0);
+        assert!(s.invalidated_buckets > 1000);
+        // A pass over 32 MiB, twice: all hits the second time.
+        let mut m = BcacheModel::new(&cfg(BcacheMode::WriteThrough, 0)).unwrap();
+        for pass in 0..2u64 {
+            for i in 0..512u64 {
+                m.observe(&ev(pass * 10_000 + i, Op::Read, i * 65536, 65536, 1));
+            }
+        }
+        assert_eq!(m.finish().stats.cache_hits, 512);
+    }
+}

@@ -1,0 +1,94 @@
+#!/bin/sh
+# bcache validation workloads: a fresh cache set per workload. Backing device = the 1 GiB virtio
+# disk vde; cache device = a dm-linear slice of null_blk (CACHE_MIB MiB), made with make-bcache's
+# defaults written out (64 KiB buckets: 6.1 refuses a cache of fewer than 513 buckets, "nbuckets is too small"; 512 B blocks). cache_mode and sequential_cutoff are set per
+# workload; the congestion thresholds are set to 0 (the lab README: under TCG the emulated cache is
+# slower than bcache's congestion thresholds, so it would bypass as "congested"), readahead stays 0,
+# writeback_percent 10 (defaults). Records the bios bcache0 was asked to serve (block_bio_queue on
+# bcache0) and their completions (block_bio_complete), bcache's own per-bio tracepoints (bcache_read / bcache_write / bypass_sequential, for
+# diagnosis; collect.py ignores them), stats_total/* (read after the 5 s accounting timer has
+# folded the counters in) and the cache and backing devices' /sys/block/*/stat differences.
+# Disks: lab.sh's default. (validation/run.sh prepends common.sh: lab.sh copies one script.)
+BUCKET=64k
+# Completions too: a read miss is inserted when its backing read completes, and a write landing
+# in between makes the insertion fail (cache_miss_collisions); the model needs the latencies.
+EVENTS="block_bio_queue block_bio_complete"
+# bcstat DEV: reads sectors_read writes sectors_written of /sys/block/DEV/stat
+bcstat() { awk '{print $1, $3, $5, $7}' /sys/block/$1/stat; }
+# bc NAME MODE CUTOFF_BYTES CACHE_MIB fio-args...   (J2 = a second fio job's args, optional;
+# P2 = a second fio phase's args, optional; RT = seconds per phase, default 12)
+bc() {
+  n=$1 mode=$2 cutoff=$3 cmib=$4; shift 4
+  dd if=/dev/zero of=/dev/vde bs=1M count=4 2>/dev/null
+  dd if=/dev/zero of=/dev/nullb0 bs=1M count=4 2>/dev/null
+  dmsetup create cdata --table "0 $((cmib * 2048)) linear /dev/nullb0 0"
+  dmsetup mknodes
+  make-bcache --wipe-bcache --bucket $BUCKET --block 512 -B /dev/vde -C /dev/mapper/cdata > /tmp/mk.txt 2>&1 || { echo "### MAKE-BCACHE FAILED $n"; cat /tmp/mk.txt; }
+  echo /dev/mapper/cdata > /sys/fs/bcache/register
+  echo /dev/vde > /sys/fs/bcache/register
+  i=0; while [ ! -e /sys/block/bcache0/bcache/cache_mode ] && [ $i -lt 10 ]; do sleep 1; i=$((i+1)); done
+  # Registration may complete asynchronously (CONFIG_BCACHE_ASYNC_REGISTRATION): wait for the set.
+  i=0; while [ -z "$(ls /sys/fs/bcache | grep -- -)" ] && [ $i -lt 15 ]; do sleep 1; i=$((i+1)); done
+  cset=$(ls /sys/fs/bcache | grep -- -)
+  i=0; while [ ! -e /sys/block/bcache0/bcache/cache ] && [ $i -lt 5 ]; do sleep 1; i=$((i+1)); done
+  [ -e /sys/block/bcache0/bcache/cache ] || echo $cset > /sys/block/bcache0/bcache/attach
+  [ -e /sys/block/bcache0/bcache/cache ] || { echo "### NOT ATTACHED $n ($cset)"; cat /tmp/mk.txt; ls /sys/fs/bcache; dmesg | grep -i bcache | tail; }
+  S=/sys/block/bcache0/bcache
+  echo "$mode" > $S/cache_mode
+  echo "$cutoff" > $S/sequential_cutoff
+  echo 0 > /sys/fs/bcache/$cset/congested_read_threshold_us
+  echo 0 > /sys/fs/bcache/$cset/congested_write_threshold_us
+  set -- $(majmin bcache0) "$@"
+  maj=$1 min=$2; shift 2
+  nb=$(cat /sys/fs/bcache/$cset/cache0/nbuckets 2>/dev/null)
+  begin "$n" product=bcache mode=$mode sequential_cutoff=$cutoff cache_bytes=$((cmib << 20)) \
+    bucket_bytes=$(( 64 * 1024 )) nbuckets=$nb backing_bytes=$(( $(blockdev --getsz /dev/bcache0) * 512 )) \
+    writeback_percent=$(cat $S/writeback_percent) readahead_cache_policy=$(cat $S/readahead_cache_policy 2>/dev/null) congested_thresholds_us=0 \
+    dev=$maj,$min fio="$*" job2="$J2" phase2="$P2"
+  b0=$(bcstat vde) c0=$(bcstat dm-0)
+  trace_on "dev == $(devt $maj $min)"
+  for ev in bcache_read bcache_write bcache_bypass_sequential bcache_invalidate bcache_gc_end; do
+    echo 1 > $T/events/bcache/$ev/enable 2>/dev/null; done
+  rt=${RT:-12}
+  fiorun "$n" /dev/bcache0 $rt "$@" ${J2:+--name=$n-b --filename=/dev/bcache0 --runtime=$rt --time_based --direct=1 --ioengine=libaio --randrepeat=1 --randseed=7 $J2}
+  [ -n "$P2" ] && { w=$n; fiorun "$n-2" /dev/bcache0 $rt $P2; n=$w; }  # fiorun sets n
+  sleep 1
+  trace_off "$n"
+  for ev in bcache_read bcache_write bcache_bypass_sequential bcache_invalidate bcache_gc_end; do
+    echo 0 > $T/events/bcache/$ev/enable 2>/dev/null; done
+  # stats_total is folded in from the per-device collector by a 5 s timer (ACCOUNTING_DELAY).
+  sleep 6
+  counter hits=$(cat $S/stats_total/cache_hits) misses=$(cat $S/stats_total/cache_misses) \
+    bypass_hits=$(cat $S/stats_total/cache_bypass_hits) bypass_misses=$(cat $S/stats_total/cache_bypass_misses) \
+    miss_collisions=$(cat $S/stats_total/cache_miss_collisions) \
+    bypassed=$(cat $S/stats_total/bypassed) dirty_data=$(cat $S/dirty_data) \
+    cache_available_percent=$(cat /sys/fs/bcache/$cset/cache_available_percent)
+  set -- $b0 $(bcstat vde); counter backing_reads=$(($5 - $1)) backing_sectors_read=$(($6 - $2)) backing_writes=$(($7 - $3)) backing_sectors_written=$(($8 - $4))
+  set -- $c0 $(bcstat dm-0); counter cachedev_reads=$(($5 - $1)) cachedev_sectors_read=$(($6 - $2)) cachedev_writes=$(($7 - $3)) cachedev_sectors_written=$(($8 - $4))
+  end "$n"
+  echo 1 > $S/stop
+  echo 1 > /sys/fs/bcache/$cset/stop
+  i=0; while { [ -e /sys/block/bcache0 ] || [ -e /sys/fs/bcache/$cset ]; } && [ $i -lt 20 ]; do sleep 1; i=$((i+1)); done
+  sleep 1
+  dmsetup remove cdata || { sleep 2; dmsetup remove cdata; }
+  unset J2 P2 RT
+}
+M=4194304
+bc bc-wb-128m-z099-rw60        writeback    $M 128 --rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
+bc bc-wt-128m-z099-rw60        writethrough $M 128 --rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
+bc bc-wa-128m-z12-rw70         writearound  $M 128 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8
+bc bc-wb-64m-z12-rw70-co0      writeback    0   64 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8
+bc bc-wt-64m-uniform128m-r4k   writethrough $M  64 --rw=randread --bs=4k --size=128m --iodepth=8
+bc bc-wb-128m-seqread96m-co0   writeback    0  128 --rw=read --bs=64k --size=96m --iodepth=4
+bc bc-wb-128m-seqread96m       writeback    $M 128 --rw=read --bs=64k --size=96m --iodepth=4
+RT=8 P2="--rw=randread --bs=4k --size=96m --iodepth=8" \
+bc bc-wt-128m-seqwrite96m-read writethrough $M 128 --rw=write --bs=64k --size=96m --iodepth=4
+RT=8 P2="--rw=randread --bs=4k --size=96m --iodepth=8" \
+bc bc-wt-128m-seqwrite96m-read-co0 writethrough 0 128 --rw=write --bs=64k --size=96m --iodepth=4
+J2="--rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8 --offset=256m --size=768m" \
+bc bc-wa-64m-mix               writearound  $M  64 --rw=read --bs=64k --size=64m --iodepth=4
+J2="--rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8 --offset=256m --size=768m" \
+bc bc-wb-64m-mix-co0           writeback    0   64 --rw=read --bs=64k --size=64m --iodepth=4
+J2="--rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8 --offset=256m --size=768m" \
+bc bc-wb-128m-mix              writeback    $M 128 --rw=rw --rwmixread=50 --bs=64k --size=64m --iodepth=4
+cat /tmp/out.txt > "$OUT_DISK"; sync
