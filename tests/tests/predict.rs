@@ -1208,3 +1208,173 @@ fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() 
     assert_eq!((hw.md_stripe_heads, hw.raid5d_utilisation), (0, 0.0));
     assert!(hw.write_iops > 2.0 * nvme.write_iops, "{}", hw.write_iops);
 }
+
+/// Issue 10: named controller presets. `--controller list` names every preset with its
+/// sources; a named controller's link ceiling binds a wide sequential read that the generic
+/// `--controller-cache` controller (no ceilings, and the output says so) lets through.
+#[test]
+fn issue_10_controller_presets_bind_wide_sequential_reads_and_name_their_ceilings() {
+    let list = run_blocksight(["predict", "--controller", "list"]);
+    assert!(list.status.success());
+    let text = String::from_utf8_lossy(&list.stdout);
+    for name in [
+        "perc-5e",
+        "perc-h730",
+        "lsi-9260-8i",
+        "lsi-9361-8i",
+        "hpe-p440",
+        "intel-vroc",
+    ] {
+        assert!(text.contains(name), "{name} missing from\n{text}");
+    }
+    assert_eq!(
+        text.matches("sources:").count(),
+        analyzer_core::array::controller_preset::ControllerPreset::ALL.len()
+    );
+    let bad = run_blocksight([
+        "predict",
+        "--profile",
+        "4k-random-read",
+        "--layout",
+        "raid5",
+        "--disks",
+        "4",
+        "--disk",
+        "nvme",
+        "--controller",
+        "perc-9",
+        "-q",
+    ]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("perc-5e"));
+    let vroc_cache = run_blocksight([
+        "predict",
+        "--profile",
+        "4k-random-read",
+        "--layout",
+        "raid5",
+        "--disks",
+        "4",
+        "--disk",
+        "nvme",
+        "--controller",
+        "intel-vroc",
+        "--controller-cache",
+        "1GiB",
+        "-q",
+    ]);
+    assert!(!vroc_cache.status.success());
+
+    // 14 × 15K disks in one MD1000 behind a PERC 5/E: one x4 3 Gb/s port, 1,200 MB/s.
+    let seq = |controller: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "predict",
+            "--profile",
+            "64k-seq-read",
+            "--io-size",
+            "128KiB",
+            "--layout",
+            "raid0",
+            "--disks",
+            "14",
+            "--disk",
+            "sas-15k",
+            "--qd",
+            "8",
+            "--requests",
+            "20000",
+            "--json",
+            "-q",
+        ];
+        args.extend_from_slice(controller);
+        let out = run_blocksight(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+    let named = seq(&["--controller", "perc-5e"]);
+    let generic = seq(&["--controller-cache", "256MiB"]);
+    let mbps = |v: &serde_json::Value| {
+        v["configs"][0]["without_cache"]["bytes_per_sec"]
+            .as_f64()
+            .unwrap_or(f64::NAN)
+    };
+    eprintln!(
+        "14 × 15K RAID 0, 128 KiB sequential reads: PERC 5/E preset {:.0} MB/s, generic controller {:.0} MB/s",
+        mbps(&named) / 1e6,
+        mbps(&generic) / 1e6
+    );
+    assert!(
+        (mbps(&named) - 1200e6).abs() / 1200e6 < 0.03,
+        "{}",
+        mbps(&named)
+    );
+    assert!(mbps(&generic) > 1.05 * 1200e6, "{}", mbps(&generic));
+    let bottleneck = named["configs"][0]["without_cache"]["bottleneck"]
+        .as_str()
+        .unwrap_or("");
+    assert!(bottleneck.contains("ceiling"), "{bottleneck}");
+    let said = |v: &serde_json::Value, what: &str| {
+        v["assumptions"].as_array().is_some_and(|a| {
+            a.iter()
+                .any(|s| s.as_str().is_some_and(|s| s.contains(what)))
+        })
+    };
+    assert!(said(&named, "controller perc-5e: 256 MiB cache"));
+    assert!(said(&named, "IOPS ceiling not published"));
+    assert!(said(
+        &generic,
+        "controller ceilings assumed: no IOPS ceiling, no MB/s ceiling"
+    ));
+}
+
+/// Issue 10: the PERC 5/E preset leaves the published MD1000 block reads of up to 8 disks
+/// where the PERC-class controller put them (its 1,200 MB/s link is far above 424 MB/s).
+#[test]
+fn issue_10_perc_5e_preset_keeps_the_md1000_block_reads() {
+    use analyzer_core::array::controller_preset::ControllerPreset;
+    let spec = AccessSpec {
+        len_bytes: 131072,
+        read_fraction: 1.0,
+        sequential: true,
+        async_write_back_fraction: 0.0,
+        align_bytes: 131072,
+    };
+    let perc5e = ControllerPreset::by_name("perc-5e")
+        .expect("preset")
+        .model();
+    for (level, disks, published_kb) in [
+        (StandardLevel::Raid10, 4, 246_490.0),
+        (StandardLevel::Raid10, 8, 423_983.0),
+    ] {
+        let cfg = ArrayConfig::standard(
+            level,
+            disks,
+            DiskPreset::Sas15k.model(),
+            65536,
+            perc5e.clone(),
+        )
+        .expect("config");
+        let r = run(
+            &cfg,
+            spec,
+            BONNIE_FILE_BYTES,
+            2,
+            BONNIE_FILE_BYTES / 131072,
+            None,
+            0,
+        );
+        check(
+            &format!(
+                "MD1000 {disks}-disk {} block read KB/s, perc-5e",
+                level.name()
+            ),
+            r.bytes_per_sec / 1024.0,
+            published_kb,
+            0.12,
+        );
+    }
+}
