@@ -43,6 +43,32 @@ pub struct ControllerPreset {
 
 const MB: f64 = 1e6;
 
+const LSI_9361_8I: ControllerPreset = ControllerPreset {
+    name: "lsi-9361-8i",
+    product: "LSI MegaRAID SAS 9361-8i (LSISAS3108 dual-core ROC), 1 GB DDR3 cache, PCIe 3.0 x8, 8 lanes of 12 Gb/s SAS; CacheCade 2.0 with --cache-size and --preset cachecade2",
+    software: false,
+    cache_bytes: 1 << 30,
+    host_link_bytes_per_sec: Some(8.0 * 985.0 * MB),
+    drive_link_bytes_per_sec: Some(8.0 * 1200.0 * MB),
+    max_iops: None,
+    parity_chunks_per_sec: None,
+    read_ahead_bytes: 0,
+    sources: "Puget Systems, 'Qualification: LSI 9341-8i & 9361-8i RAID Controllers' (2014: LSISAS3108 dual-core ROC, 1 GB 1866 MHz DDR3, PCIe 3.0, 12 Gb/s SAS); CacheCade 2.0 is docs/cache.md's cachecade2 preset",
+};
+
+const LSI_9260_8I: ControllerPreset = ControllerPreset {
+    name: "lsi-9260-8i",
+    product: "LSI MegaRAID SAS 9260-8i (LSISAS2108 ROC), 512 MB cache, PCIe 2.0 x8, 8 lanes of 6 Gb/s SAS",
+    software: false,
+    cache_bytes: 512 << 20,
+    host_link_bytes_per_sec: Some(8.0 * 500.0 * MB),
+    drive_link_bytes_per_sec: Some(8.0 * 600.0 * MB),
+    max_iops: None,
+    parity_chunks_per_sec: None,
+    read_ahead_bytes: 0,
+    sources: "X-bit labs, 'LSI MegaRAID SAS 9260-8i Controller Review' (2009: LSISAS2108, 512 MB DDR2, PCIe 2.0 x8, 6 Gb/s SAS); HP Smart Array technology brief (600 MB/s per 6 Gb/s link)",
+};
+
 impl ControllerPreset {
     pub const ALL: [ControllerPreset; 7] = [
         ControllerPreset {
@@ -60,62 +86,24 @@ impl ControllerPreset {
         ControllerPreset {
             name: "perc-h730",
             product: "Dell PERC H730 (LSI SAS3108 ROC, the MegaRAID 9361's), 1 GB non-volatile cache, PCIe 3.0 x8, 8 lanes of 12 Gb/s SAS",
-            software: false,
             cache_bytes: 1 << 30,
-            host_link_bytes_per_sec: Some(8.0 * 985.0 * MB),
-            drive_link_bytes_per_sec: Some(8.0 * 1200.0 * MB),
-            max_iops: None,
-            parity_chunks_per_sec: None,
-            read_ahead_bytes: 0,
             sources: "Dell PERC 9 (H330/H730/H730P/H830) user's guide for the 1 GB cache and 12 Gb/s SAS (not retrieved here: check it); the same SAS3108 ROC and PCIe 3.0 x8 as the LSI 9361-8i (Puget Systems, 'Qualification: LSI 9341-8i & 9361-8i RAID Controllers', 2014)",
+            ..LSI_9361_8I
         },
-        ControllerPreset {
-            name: "lsi-9260-8i",
-            product: "LSI MegaRAID SAS 9260-8i (LSISAS2108 ROC), 512 MB cache, PCIe 2.0 x8, 8 lanes of 6 Gb/s SAS",
-            software: false,
-            cache_bytes: 512 << 20,
-            host_link_bytes_per_sec: Some(8.0 * 500.0 * MB),
-            drive_link_bytes_per_sec: Some(8.0 * 600.0 * MB),
-            max_iops: None,
-            parity_chunks_per_sec: None,
-            read_ahead_bytes: 0,
-            sources: "X-bit labs, 'LSI MegaRAID SAS 9260-8i Controller Review' (2009: LSISAS2108, 512 MB DDR2, PCIe 2.0 x8, 6 Gb/s SAS); HP Smart Array technology brief (600 MB/s per 6 Gb/s link)",
-        },
+        LSI_9260_8I,
         ControllerPreset {
             name: "lsi-9260-8i-cachecade",
             product: "LSI MegaRAID SAS 9260-8i with CacheCade (SSD read cache: add --cache-size and --preset cachecade1)",
-            software: false,
-            cache_bytes: 512 << 20,
-            host_link_bytes_per_sec: Some(8.0 * 500.0 * MB),
-            drive_link_bytes_per_sec: Some(8.0 * 600.0 * MB),
-            max_iops: None,
-            parity_chunks_per_sec: None,
-            read_ahead_bytes: 0,
             sources: "as lsi-9260-8i; CacheCade 1.0 (read cache) is docs/cache.md's cachecade1 preset",
+            ..LSI_9260_8I
         },
-        ControllerPreset {
-            name: "lsi-9361-8i",
-            product: "LSI MegaRAID SAS 9361-8i (LSISAS3108 dual-core ROC), 1 GB DDR3 cache, PCIe 3.0 x8, 8 lanes of 12 Gb/s SAS; CacheCade 2.0 with --cache-size and --preset cachecade2",
-            software: false,
-            cache_bytes: 1 << 30,
-            host_link_bytes_per_sec: Some(8.0 * 985.0 * MB),
-            drive_link_bytes_per_sec: Some(8.0 * 1200.0 * MB),
-            max_iops: None,
-            parity_chunks_per_sec: None,
-            read_ahead_bytes: 0,
-            sources: "Puget Systems, 'Qualification: LSI 9341-8i & 9361-8i RAID Controllers' (2014: LSISAS3108 dual-core ROC, 1 GB 1866 MHz DDR3, PCIe 3.0, 12 Gb/s SAS); CacheCade 2.0 is docs/cache.md's cachecade2 preset",
-        },
+        LSI_9361_8I,
         ControllerPreset {
             name: "hpe-p440",
             product: "HPE Smart Array P440 (12 Gb/s SAS, PCIe 3.0 x8), 4 GB flash-backed write cache; HPE SmartCache with --cache-size",
-            software: false,
             cache_bytes: 4 << 30,
-            host_link_bytes_per_sec: Some(8.0 * 985.0 * MB),
-            drive_link_bytes_per_sec: Some(8.0 * 1200.0 * MB),
-            max_iops: None,
-            parity_chunks_per_sec: None,
-            read_ahead_bytes: 0,
             sources: "HPE Smart Array P440 QuickSpecs for the 4 GB FBWC, PCIe 3.0 x8 and 8 lanes of 12 Gb/s SAS (not retrieved here: check them); SmartCache as a controller read cache on SSDs (bitcon.be, 'HP SmartCache')",
+            ..LSI_9361_8I
         },
         ControllerPreset {
             name: "intel-vroc",
