@@ -1352,3 +1352,52 @@ fn issue_10_perc_5e_preset_keeps_the_md1000_block_reads() {
         );
     }
 }
+
+/// Issue 10: the md flags reach the timing engine: `--md-stripe-cost` moves the raid5d ceiling
+/// (one 4 KiB random write is one stripe head), bad values are refused, and a hardware
+/// controller refuses md settings.
+#[test]
+fn issue_10_md_flags_set_the_raid5d_ceiling() {
+    let write_iops = |extra: &[&str]| -> Result<f64, String> {
+        let mut args = vec![
+            "predict",
+            "--profile",
+            "4k-random-write",
+            "--span",
+            "10GiB",
+            "--layout",
+            "raid5",
+            "--disks",
+            "4",
+            "--disk",
+            "nvme",
+            "--qd",
+            "64",
+            "--requests",
+            "20000",
+            "--json",
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        let out = run_blocksight(&args);
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        Ok(v["configs"][0]["without_cache"]["write_iops"]
+            .as_f64()
+            .unwrap_or(f64::NAN))
+    };
+    let at_20us = write_iops(&["--md-stripe-cost", "20us"]).expect("20us");
+    assert!((at_20us - 50_000.0).abs() / 50_000.0 < 0.03, "{at_20us}");
+    let err = write_iops(&["--md-stripe-cost", "fast"]).unwrap_err();
+    assert!(err.contains("--md-stripe-cost"), "{err}");
+    let err = write_iops(&["--stripe-cache-size", "5"]).unwrap_err();
+    assert!(err.contains("17"), "{err}");
+    let err = write_iops(&["--controller", "lsi-9361-8i", "--group-thread-cnt", "2"]).unwrap_err();
+    assert!(err.contains("Linux md"), "{err}");
+    // Intel VROC is md: the same raid5d ceiling as plain software RAID.
+    let vroc = write_iops(&["--controller", "intel-vroc"]).expect("vroc");
+    let plain = write_iops(&[]).expect("plain");
+    assert_eq!(vroc, plain);
+}
