@@ -1135,15 +1135,18 @@ fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() 
         .stripe_cost_nanos;
     let ceiling = 1e9 / cost;
     let spec = ProfileKind::RandWrite4k.spec();
-    let nvme = run(
-        &md_cfg(DiskPreset::Nvme, 0),
-        spec,
-        100 << 30,
-        64,
-        20_000,
-        None,
-        0,
-    );
+    let random_writes = |disk: DiskPreset, threads: u32, requests: u64| {
+        run(
+            &md_cfg(disk, threads),
+            spec,
+            100 << 30,
+            64,
+            requests,
+            None,
+            0,
+        )
+    };
+    let nvme = random_writes(DiskPreset::Nvme, 0, 20_000);
     eprintln!(
         "NVMe RAID 5, raid5d alone: {:.0} write IOPS, raid5d {:.0}% busy, {}",
         nvme.write_iops,
@@ -1159,15 +1162,7 @@ fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() 
     let busiest_disk = nvme.disks.iter().map(|d| d.utilisation).fold(0.0, f64::max);
     assert!(busiest_disk < 0.5, "NVMe members {busiest_disk} busy");
     // Three workers besides raid5d: four threads share the heads.
-    let lifted = run(
-        &md_cfg(DiskPreset::Nvme, 3),
-        spec,
-        100 << 30,
-        64,
-        20_000,
-        None,
-        0,
-    );
+    let lifted = random_writes(DiskPreset::Nvme, 3, 20_000);
     eprintln!(
         "NVMe RAID 5, group_thread_cnt 3: {:.0} write IOPS, {}",
         lifted.write_iops, lifted.bottleneck
@@ -1178,15 +1173,7 @@ fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() 
         lifted.write_iops,
         nvme.write_iops
     );
-    let hdd = run(
-        &md_cfg(DiskPreset::Sata7k2, 0),
-        spec,
-        100 << 30,
-        64,
-        3_000,
-        None,
-        0,
-    );
+    let hdd = random_writes(DiskPreset::Sata7k2, 0, 3_000);
     eprintln!(
         "HDD RAID 5: {:.0} write IOPS, raid5d {:.1}% busy, {}",
         hdd.write_iops,
