@@ -5,6 +5,7 @@
 //!   the [`DiskPreset`] registry.
 //! - [`layout`]: RAID levels as a tree of nodes, mapping logical ranges to member commands.
 //! - [`controller`]: controller latency, write-back cache, read-ahead, ceilings.
+//! - [`controller_preset`]: named controllers (`--controller NAME`) with their sources.
 //! - [`engine`]: the deterministic discrete-event simulation.
 //! - [`profile`]: synthetic access specifications.
 //! - [`cache_tier`]: the interface to a cache simulator in front of the array.
@@ -17,6 +18,7 @@
 
 pub mod cache_tier;
 pub mod controller;
+pub mod controller_preset;
 pub mod device;
 pub mod engine;
 pub mod histogram;

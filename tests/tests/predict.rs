@@ -117,8 +117,24 @@ fn published_md1000_bonnie_seeks_per_second() {
 
 #[test]
 fn published_md1000_bonnie_sequential_block_read() {
-    // Linux read-ahead turns bonnie's 8 KiB read(2) calls into 128 KiB requests with the next
-    // window prefetched while the current one is consumed: two in flight.
+    for (level, disks, published_kb) in [
+        (StandardLevel::Raid1, 2, 97_459.0),
+        (StandardLevel::Raid10, 4, 246_490.0),
+        (StandardLevel::Raid10, 8, 423_983.0),
+    ] {
+        check(
+            &format!("MD1000 {disks}-disk {} block read KB/s", level.name()),
+            md1000_block_read_kb(level, disks, perc(256 << 20)),
+            published_kb,
+            0.12,
+        );
+    }
+}
+
+/// bonnie++'s block read on the MD1000's 15K disks behind `controller`, in KB/s: Linux
+/// read-ahead turns bonnie's 8 KiB read(2) calls into 128 KiB requests with the next window
+/// prefetched while the current one is consumed (two in flight), one pass over the file.
+fn md1000_block_read_kb(level: StandardLevel, disks: u32, controller: ControllerModel) -> f64 {
     let spec = AccessSpec {
         len_bytes: 131072,
         read_fraction: 1.0,
@@ -126,36 +142,18 @@ fn published_md1000_bonnie_sequential_block_read() {
         async_write_back_fraction: 0.0,
         align_bytes: 131072,
     };
-    for (level, disks, published_kb) in [
-        (StandardLevel::Raid1, 2, 97_459.0),
-        (StandardLevel::Raid10, 4, 246_490.0),
-        (StandardLevel::Raid10, 8, 423_983.0),
-    ] {
-        let cfg = ArrayConfig::standard(
-            level,
-            disks,
-            DiskPreset::Sas15k.model(),
-            65536,
-            perc(256 << 20),
-        )
+    let cfg = ArrayConfig::standard(level, disks, DiskPreset::Sas15k.model(), 65536, controller)
         .expect("config");
-        // One pass over the whole file, as bonnie++ reads it.
-        let r = run(
-            &cfg,
-            spec,
-            BONNIE_FILE_BYTES,
-            2,
-            BONNIE_FILE_BYTES / 131072,
-            None,
-            0,
-        );
-        check(
-            &format!("MD1000 {disks}-disk {} block read KB/s", level.name()),
-            r.bytes_per_sec / 1024.0,
-            published_kb,
-            0.12,
-        );
-    }
+    let r = run(
+        &cfg,
+        spec,
+        BONNIE_FILE_BYTES,
+        2,
+        BONNIE_FILE_BYTES / 131072,
+        None,
+        0,
+    );
+    r.bytes_per_sec / 1024.0
 }
 
 /// The LSI Nytro rig's disks: 15K SAS on a 6 Gb/s link (the Nytro MegaRAID cards and the 15K
@@ -1137,15 +1135,18 @@ fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() 
         .stripe_cost_nanos;
     let ceiling = 1e9 / cost;
     let spec = ProfileKind::RandWrite4k.spec();
-    let nvme = run(
-        &md_cfg(DiskPreset::Nvme, 0),
-        spec,
-        100 << 30,
-        64,
-        20_000,
-        None,
-        0,
-    );
+    let random_writes = |disk: DiskPreset, threads: u32, requests: u64| {
+        run(
+            &md_cfg(disk, threads),
+            spec,
+            100 << 30,
+            64,
+            requests,
+            None,
+            0,
+        )
+    };
+    let nvme = random_writes(DiskPreset::Nvme, 0, 20_000);
     eprintln!(
         "NVMe RAID 5, raid5d alone: {:.0} write IOPS, raid5d {:.0}% busy, {}",
         nvme.write_iops,
@@ -1161,15 +1162,7 @@ fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() 
     let busiest_disk = nvme.disks.iter().map(|d| d.utilisation).fold(0.0, f64::max);
     assert!(busiest_disk < 0.5, "NVMe members {busiest_disk} busy");
     // Three workers besides raid5d: four threads share the heads.
-    let lifted = run(
-        &md_cfg(DiskPreset::Nvme, 3),
-        spec,
-        100 << 30,
-        64,
-        20_000,
-        None,
-        0,
-    );
+    let lifted = random_writes(DiskPreset::Nvme, 3, 20_000);
     eprintln!(
         "NVMe RAID 5, group_thread_cnt 3: {:.0} write IOPS, {}",
         lifted.write_iops, lifted.bottleneck
@@ -1180,15 +1173,7 @@ fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() 
         lifted.write_iops,
         nvme.write_iops
     );
-    let hdd = run(
-        &md_cfg(DiskPreset::Sata7k2, 0),
-        spec,
-        100 << 30,
-        64,
-        3_000,
-        None,
-        0,
-    );
+    let hdd = random_writes(DiskPreset::Sata7k2, 0, 3_000);
     eprintln!(
         "HDD RAID 5: {:.0} write IOPS, raid5d {:.1}% busy, {}",
         hdd.write_iops,
@@ -1207,4 +1192,199 @@ fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() 
     let hw = run(&hw, spec, 100 << 30, 64, 20_000, None, 0);
     assert_eq!((hw.md_stripe_heads, hw.raid5d_utilisation), (0, 0.0));
     assert!(hw.write_iops > 2.0 * nvme.write_iops, "{}", hw.write_iops);
+}
+
+/// Issue 10: named controller presets. `--controller list` names every preset with its
+/// sources; a named controller's link ceiling binds a wide sequential read that the generic
+/// `--controller-cache` controller (no ceilings, and the output says so) lets through.
+#[test]
+fn issue_10_controller_presets_bind_wide_sequential_reads_and_name_their_ceilings() {
+    let list = run_blocksight(["predict", "--controller", "list"]);
+    assert!(list.status.success());
+    let text = String::from_utf8_lossy(&list.stdout);
+    for name in [
+        "perc-5e",
+        "perc-h730",
+        "lsi-9260-8i",
+        "lsi-9361-8i",
+        "hpe-p440",
+        "intel-vroc",
+    ] {
+        assert!(text.contains(name), "{name} missing from\n{text}");
+    }
+    assert_eq!(
+        text.matches("sources:").count(),
+        analyzer_core::array::controller_preset::ControllerPreset::ALL.len()
+    );
+    let bad = run_blocksight([
+        "predict",
+        "--profile",
+        "4k-random-read",
+        "--layout",
+        "raid5",
+        "--disks",
+        "4",
+        "--disk",
+        "nvme",
+        "--controller",
+        "perc-9",
+        "-q",
+    ]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("perc-5e"));
+    let vroc_cache = run_blocksight([
+        "predict",
+        "--profile",
+        "4k-random-read",
+        "--layout",
+        "raid5",
+        "--disks",
+        "4",
+        "--disk",
+        "nvme",
+        "--controller",
+        "intel-vroc",
+        "--controller-cache",
+        "1GiB",
+        "-q",
+    ]);
+    assert!(!vroc_cache.status.success());
+
+    // 14 × 15K disks in one MD1000 behind a PERC 5/E: one x4 3 Gb/s port, 1,200 MB/s.
+    let seq = |controller: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "predict",
+            "--profile",
+            "64k-seq-read",
+            "--io-size",
+            "128KiB",
+            "--layout",
+            "raid0",
+            "--disks",
+            "14",
+            "--disk",
+            "sas-15k",
+            "--qd",
+            "8",
+            "--requests",
+            "20000",
+            "--json",
+            "-q",
+        ];
+        args.extend_from_slice(controller);
+        let out = run_blocksight(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+    let named = seq(&["--controller", "perc-5e"]);
+    let generic = seq(&["--controller-cache", "256MiB"]);
+    let mbps = |v: &serde_json::Value| {
+        v["configs"][0]["without_cache"]["bytes_per_sec"]
+            .as_f64()
+            .unwrap_or(f64::NAN)
+    };
+    eprintln!(
+        "14 × 15K RAID 0, 128 KiB sequential reads: PERC 5/E preset {:.0} MB/s, generic controller {:.0} MB/s",
+        mbps(&named) / 1e6,
+        mbps(&generic) / 1e6
+    );
+    assert!(
+        (mbps(&named) - 1200e6).abs() / 1200e6 < 0.03,
+        "{}",
+        mbps(&named)
+    );
+    assert!(mbps(&generic) > 1.05 * 1200e6, "{}", mbps(&generic));
+    let bottleneck = named["configs"][0]["without_cache"]["bottleneck"]
+        .as_str()
+        .unwrap_or("");
+    assert!(bottleneck.contains("ceiling"), "{bottleneck}");
+    let said = |v: &serde_json::Value, what: &str| {
+        v["assumptions"].as_array().is_some_and(|a| {
+            a.iter()
+                .any(|s| s.as_str().is_some_and(|s| s.contains(what)))
+        })
+    };
+    assert!(said(&named, "controller perc-5e: 256 MiB cache"));
+    assert!(said(&named, "IOPS ceiling not published"));
+    assert!(said(
+        &generic,
+        "controller ceilings assumed: no IOPS ceiling, no MB/s ceiling"
+    ));
+}
+
+/// Issue 10: the PERC 5/E preset leaves the published MD1000 block reads of up to 8 disks
+/// where the PERC-class controller put them (its 1,200 MB/s link is far above 424 MB/s).
+#[test]
+fn issue_10_perc_5e_preset_keeps_the_md1000_block_reads() {
+    use analyzer_core::array::controller_preset::ControllerPreset;
+    let perc5e = ControllerPreset::by_name("perc-5e")
+        .expect("preset")
+        .model();
+    for (level, disks, published_kb) in [
+        (StandardLevel::Raid10, 4, 246_490.0),
+        (StandardLevel::Raid10, 8, 423_983.0),
+    ] {
+        check(
+            &format!(
+                "MD1000 {disks}-disk {} block read KB/s, perc-5e",
+                level.name()
+            ),
+            md1000_block_read_kb(level, disks, perc5e.clone()),
+            published_kb,
+            0.12,
+        );
+    }
+}
+
+/// Issue 10: the md flags reach the timing engine: `--md-stripe-cost` moves the raid5d ceiling
+/// (one 4 KiB random write is one stripe head), bad values are refused, and a hardware
+/// controller refuses md settings.
+#[test]
+fn issue_10_md_flags_set_the_raid5d_ceiling() {
+    let write_iops = |extra: &[&str]| -> Result<f64, String> {
+        let mut args = vec![
+            "predict",
+            "--profile",
+            "4k-random-write",
+            "--span",
+            "10GiB",
+            "--layout",
+            "raid5",
+            "--disks",
+            "4",
+            "--disk",
+            "nvme",
+            "--qd",
+            "64",
+            "--requests",
+            "20000",
+            "--json",
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        let out = run_blocksight(&args);
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        Ok(v["configs"][0]["without_cache"]["write_iops"]
+            .as_f64()
+            .unwrap_or(f64::NAN))
+    };
+    let at_20us = write_iops(&["--md-stripe-cost", "20us"]).expect("20us");
+    assert!((at_20us - 50_000.0).abs() / 50_000.0 < 0.03, "{at_20us}");
+    let err = write_iops(&["--md-stripe-cost", "fast"]).unwrap_err();
+    assert!(err.contains("--md-stripe-cost"), "{err}");
+    let err = write_iops(&["--stripe-cache-size", "5"]).unwrap_err();
+    assert!(err.contains("17"), "{err}");
+    let err = write_iops(&["--controller", "lsi-9361-8i", "--group-thread-cnt", "2"]).unwrap_err();
+    assert!(err.contains("Linux md"), "{err}");
+    // Intel VROC is md: the same raid5d ceiling as plain software RAID.
+    let vroc = write_iops(&["--controller", "intel-vroc"]).expect("vroc");
+    let plain = write_iops(&[]).expect("plain");
+    assert_eq!(vroc, plain);
 }

@@ -105,6 +105,19 @@ struct Disk {
     write_bytes: u64,
 }
 
+impl Disk {
+    /// Counts one member I/O the RAID layer issued.
+    fn count(&mut self, write: bool, len_bytes: u32) {
+        if write {
+            self.writes += 1;
+            self.write_bytes += u64::from(len_bytes);
+        } else {
+            self.reads += 1;
+            self.read_bytes += u64::from(len_bytes);
+        }
+    }
+}
+
 struct View<'a>(&'a [Disk]);
 
 impl DiskView for View<'_> {
@@ -735,14 +748,7 @@ impl Engine {
             }
             if self.measuring {
                 for o in &ops {
-                    let d = &mut self.disks[o.disk as usize];
-                    if o.write {
-                        d.writes += 1;
-                        d.write_bytes += u64::from(o.len_bytes);
-                    } else {
-                        d.reads += 1;
-                        d.read_bytes += u64::from(o.len_bytes);
-                    }
+                    self.disks[o.disk as usize].count(o.write, o.len_bytes);
                 }
             }
         }
@@ -791,14 +797,7 @@ impl Engine {
         for o in &md.ops {
             let disk = md.disk_of.get(o.member as usize).copied().unwrap_or(0);
             if measuring {
-                let d = &mut self.disks[disk as usize];
-                if o.write {
-                    d.writes += 1;
-                    d.write_bytes += u64::from(o.len_bytes);
-                } else {
-                    d.reads += 1;
-                    d.read_bytes += u64::from(o.len_bytes);
-                }
+                self.disks[disk as usize].count(o.write, o.len_bytes);
             }
             ops.push(DiskOp {
                 disk,

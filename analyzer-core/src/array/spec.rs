@@ -166,7 +166,9 @@ impl ArraySpec {
         let mut cfg = ArrayConfig::new(
             vec![device; n as usize],
             layout,
-            self.controller.clone().unwrap_or_default(),
+            self.controller
+                .clone()
+                .unwrap_or_else(ControllerModel::software),
         )?;
         if let Some(c) = &self.cache {
             let mut m = 0;

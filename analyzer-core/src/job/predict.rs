@@ -15,6 +15,7 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 
 use super::{CacheParams, Job, JobError, LineFootprint, WindowFilter, WindowNanos};
+use crate::array::controller_preset::ControllerPreset;
 use crate::array::device::DeviceModel;
 use crate::array::spec::{device_with_overrides, ArraySpec};
 use crate::array::{
@@ -46,6 +47,9 @@ pub const MAX_OUTSTANDING: u32 = 65_536;
 /// leaves them out).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ControllerSettings {
+    /// A named controller (`ControllerPreset`), applied before the other settings here.
+    #[serde(default)]
+    pub preset: Option<String>,
     /// A hardware controller with this much write-back cache (0 = write-through).
     #[serde(default)]
     pub cache_bytes: Option<u64>,
@@ -142,7 +146,31 @@ impl ArrayParams {
             }
         };
         let c = &self.controller;
-        if let Some(bytes) = c.cache_bytes {
+        if let Some(name) = &c.preset {
+            let preset = ControllerPreset::by_name(name).ok_or_else(|| JobError::UnknownName {
+                what: "controller",
+                name: name.clone(),
+                expected: ControllerPreset::ALL
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+            let keep = cfg.controller.rebuild_bytes_per_sec;
+            cfg.controller = ControllerModel {
+                rebuild_bytes_per_sec: keep,
+                ..preset.model()
+            };
+            if let Some(bytes) = c.cache_bytes {
+                if preset.software {
+                    return Err(JobError::invalid(
+                        format!("--controller {}", preset.name),
+                        "Linux md has no controller cache; leave out --controller-cache",
+                    ));
+                }
+                cfg.controller.write_back_bytes = bytes;
+            }
+        } else if let Some(bytes) = c.cache_bytes {
             let keep = cfg.controller.rebuild_bytes_per_sec;
             cfg.controller = ControllerModel {
                 rebuild_bytes_per_sec: keep,
@@ -213,13 +241,38 @@ impl ArrayParams {
             self.disk,
             self.level,
             bytes(self.chunk_bytes),
-            if self.controller_cache {
-                ", controller cache"
-            } else {
-                ""
+            match &self.controller.preset {
+                Some(p) => format!(", controller {p}"),
+                None if self.controller_cache => ", controller cache".into(),
+                None => String::new(),
             }
         )
     }
+}
+
+/// What the output says about each layout's controller ceilings: a named preset's (and which
+/// no source gives), or, for a hardware controller given only by its cache, which were assumed.
+fn controller_assumptions(configs: &[ArrayParams]) -> Vec<String> {
+    let mut out = Vec::new();
+    for params in configs {
+        let c = &params.controller;
+        let line = match c.preset.as_deref().and_then(ControllerPreset::by_name) {
+                Some(p) => Some(format!("{} (docs/model.md, \"Controller presets\")", p.describe_ceilings())),
+                None if params.controller_cache || c.cache_bytes.is_some() => Some(format!(
+                    "controller ceilings assumed: {}, {}, {} (no --controller preset named; `blocksight predict --controller list` shows the presets and their published ceilings)",
+                    c.max_iops.map_or("no IOPS ceiling".to_string(), |v| format!("{v:.0} IOPS per logical drive (given)")),
+                    c.max_bytes_per_sec.map_or("no MB/s ceiling".to_string(), |v| format!("{:.0} MB/s per logical drive (given)", v / 1e6)),
+                    c.parity_chunks_per_sec.map_or("no parity-rate ceiling".to_string(), |v| format!("{v:.0} parity chunks/s (given)")),
+                )),
+                None => None,
+            };
+        if let Some(line) = line {
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
+    out
 }
 
 /// The smallest disk counts each level needs, named with the level (before the layout code's
@@ -732,6 +785,11 @@ impl Predict {
                 bytes(CONTROLLER_CACHE_BYTES)
             ));
         }
+        for line in controller_assumptions(&r.configs) {
+            if !assumptions.contains(&line) {
+                assumptions.push(line);
+            }
+        }
         (workload, assumptions)
     }
 
@@ -880,6 +938,11 @@ impl Predict {
                 without_cfg
             };
             for a in described.assumptions() {
+                if !assumptions.contains(&a) {
+                    assumptions.push(a);
+                }
+            }
+            for a in controller_assumptions(std::slice::from_ref(params)) {
                 if !assumptions.contains(&a) {
                     assumptions.push(a);
                 }

@@ -80,6 +80,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub array: Option<PathBuf>,
 
+    /// A named RAID controller with its published cache and ceilings (perc-5e, perc-h730,
+    /// lsi-9260-8i, lsi-9361-8i, hpe-p440, intel-vroc, ...); `--controller list` lists them
+    /// with their sources. The other controller flags override its values.
+    #[arg(long, value_name = "NAME|list")]
+    pub controller: Option<String>,
     /// Hardware controller with this much battery-backed write-back cache (0 = write-through).
     /// Without it the array is Linux md (no controller latency, no cache).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -240,6 +245,7 @@ pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
     };
     let layout = ArrayParams {
         controller: ControllerSettings {
+            preset: args.controller.clone(),
             cache_bytes: args.controller_cache,
             read_ahead_bytes: args.read_ahead,
             max_iops: args.max_iops,
@@ -324,6 +330,9 @@ pub fn predict(args: &Args) -> anyhow::Result<PredictResult> {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
+    if args.controller.as_deref() == Some("list") {
+        return list_controllers(args.json);
+    }
     if args.md_members {
         return run_md_members(args);
     }
@@ -481,6 +490,23 @@ pub fn print_text(out: &mut impl Write, p: &PredictResult) -> std::io::Result<()
         writeln!(out, "  - {a}")?;
     }
     writeln!(out, "  - model presets and calibration: docs/model.md")?;
+    Ok(())
+}
+
+/// `--controller list`: the presets, their ceilings and sources.
+fn list_controllers(json: bool) -> anyhow::Result<()> {
+    use analyzer_core::array::controller_preset::ControllerPreset;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &ControllerPreset::ALL)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    for p in ControllerPreset::ALL {
+        writeln!(out, "{:<22} {}", p.name, p.product)?;
+        writeln!(out, "{:<22} {}", "", p.describe_ceilings())?;
+        writeln!(out, "{:<22} sources: {}", "", p.sources)?;
+    }
     Ok(())
 }
 
