@@ -114,6 +114,12 @@ pub struct BcacheConfig {
     pub mode: BcacheMode,
     /// `sequential_cutoff`; 0 turns sequential detection off.
     pub sequential_cutoff_bytes: u64,
+    /// For traces without completions: the submitting task's queue depth (fio's `iodepth`).
+    /// A closed-loop task at depth `qd` submits its next bio when one completes, so a read
+    /// miss is taken to complete (and be inserted) after the task's next `qd` bios. `None`:
+    /// inserted at once.
+    #[serde(default)]
+    pub queue_depth: Option<u32>,
 }
 
 impl BcacheConfig {
@@ -124,6 +130,7 @@ impl BcacheConfig {
             bucket_bytes: DEFAULT_BUCKET_BYTES,
             mode: BcacheMode::WriteThrough,
             sequential_cutoff_bytes: DEFAULT_SEQUENTIAL_CUTOFF_BYTES,
+            queue_depth: None,
         }
     }
 
@@ -274,6 +281,8 @@ pub struct BcacheModel {
     /// Read-miss insertions waiting for their backing read to complete:
     /// (completion time, pid, start, end, collided).
     pending: Vec<(u64, u32, u64, u64, bool)>,
+    /// Bios submitted per task (the clock of `queue_depth` completions).
+    submitted: HashMap<u32, u64>,
     stats: BcacheStats,
 }
 
@@ -331,6 +340,7 @@ impl BcacheModel {
             in_use_percent: 0,
             data_buckets: 0,
             pending: Vec::new(),
+            submitted: HashMap::new(),
             stats: BcacheStats::default(),
         })
     }
@@ -642,14 +652,15 @@ impl BcacheModel {
         (full, first_hole)
     }
 
-    /// Inserts the read misses whose backing reads completed by `now`.
-    fn complete_pending(&mut self, now: u64) {
+    /// Inserts the read misses whose backing reads completed by `now` (a time, or with
+    /// `queue_depth` the submitting task's bio count; `u64::MAX` completes all).
+    fn complete_pending(&mut self, now: u64, pid: Option<u32>) {
         if self.pending.is_empty() {
             return;
         }
         let mut i = 0;
         while i < self.pending.len() {
-            if self.pending[i].0 <= now {
+            if pid.is_none_or(|p| p == self.pending[i].1) && self.pending[i].0 <= now {
                 let (_, pid, hs, he, collided) = self.pending.swap_remove(i);
                 if collided {
                     self.stats.cache_miss_collisions += 1;
@@ -673,7 +684,15 @@ impl BcacheModel {
     }
 
     pub fn observe(&mut self, e: &IoEvent) {
-        self.complete_pending(e.time_nanos);
+        if self.cfg.queue_depth.is_some() && e.latency_nanos.is_none() {
+            let pid = e.pid.unwrap_or(0);
+            let n = self.submitted.entry(pid).or_insert(0);
+            *n += 1;
+            let n = *n;
+            self.complete_pending(n, Some(pid));
+        } else {
+            self.complete_pending(e.time_nanos, None);
+        }
         if e.len_bytes == 0 || e.op == Op::Flush {
             return;
         }
@@ -700,10 +719,14 @@ impl BcacheModel {
                     self.stats.miss_insert_bytes += (he - hs) * 512;
                     // The insertion happens when the backing read completes (the bio's
                     // latency when the trace has completions; at once otherwise).
-                    match e.latency_nanos {
-                        Some(l) if l > 0 => {
+                    match (e.latency_nanos, self.cfg.queue_depth) {
+                        (Some(l), _) if l > 0 => {
                             let done = e.time_nanos.saturating_add(l);
                             self.pending.push((done, pid, hs, he, false));
+                        }
+                        (None, Some(qd)) if qd > 0 => {
+                            let n = self.submitted.get(&pid).copied().unwrap_or(0);
+                            self.pending.push((n + u64::from(qd), pid, hs, he, false));
                         }
                         _ => self.insert(pid, hs, he, false),
                     }
@@ -732,7 +755,7 @@ impl BcacheModel {
     }
 
     pub fn finish(mut self) -> BcacheResult {
-        self.complete_pending(u64::MAX);
+        self.complete_pending(u64::MAX, None);
         let mut cached = 0;
         let mut dirty = 0;
         for b in &self.buckets {
@@ -821,6 +844,7 @@ mod tests {
             bucket_bytes: 64 << 10,
             mode,
             sequential_cutoff_bytes: cutoff,
+            queue_depth: None,
         }
     }
 
@@ -869,6 +893,28 @@ mod tests {
         m.observe(&ev(1, Op::Read, 0, 4096, 1));
         assert_eq!(m.stats.cache_hits, 1);
         assert_eq!(m.finish().stats.dirty_bytes, 4096);
+    }
+
+    #[test]
+    fn a_write_during_a_miss_makes_its_insertion_collide() {
+        // Write-around, depth 2: the miss at 0 completes after the task's next 2 bios; the
+        // write to it comes first, so the insertion fails and the re-read misses again.
+        let mut c = cfg(BcacheMode::WriteAround, 4 * MIB);
+        c.queue_depth = Some(2);
+        let mut m = BcacheModel::new(&c).unwrap();
+        m.observe(&ev(0, Op::Read, 0, 4096, 1));
+        m.observe(&ev(1, Op::Write, 0, 4096, 1));
+        m.observe(&ev(2, Op::Read, 1 << 20, 4096, 1));
+        m.observe(&ev(3, Op::Read, 0, 4096, 1));
+        let s = m.finish().stats;
+        assert_eq!((s.cache_misses, s.cache_miss_collisions), (3, 1));
+        // Without the write the miss is inserted by then and the re-read hits.
+        let mut m = BcacheModel::new(&c).unwrap();
+        m.observe(&ev(0, Op::Read, 0, 4096, 1));
+        m.observe(&ev(1, Op::Read, 2 << 20, 4096, 1));
+        m.observe(&ev(2, Op::Read, 1 << 20, 4096, 1));
+        m.observe(&ev(3, Op::Read, 0, 4096, 1));
+        assert_eq!(m.finish().stats.cache_hits, 1);
     }
 
     #[test]
