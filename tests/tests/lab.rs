@@ -260,17 +260,7 @@ fn check_bcache(dir: &Path, lab: &Value) -> Vec<String> {
 
 #[test]
 fn bcache_model_matches_the_kernel_on_every_lab_workload() {
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    for dir in lab_dirs() {
-        let lab = load(&dir);
-        if lab["params"]["product"] == "bcache" {
-            failures.extend(check_bcache(&dir, &lab));
-            checked += 1;
-        }
-    }
-    assert!(checked >= 8, "only {checked} bcache lab workloads stored");
-    check_known(&failures, "bc-");
+    check_product("bcache", check_bcache, "bc-");
 }
 
 /// Workload counters the model misses its target on today (docs/validation.md gives the
@@ -311,32 +301,31 @@ fn key(failure: &str) -> String {
 
 #[test]
 fn dm_cache_model_matches_the_kernel_on_every_lab_workload() {
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    for dir in lab_dirs() {
-        let lab = load(&dir);
-        if lab["params"]["product"] == "dm-cache" {
-            failures.extend(check_dm_cache(&dir, &lab));
-            checked += 1;
-        }
-    }
-    assert!(checked >= 8, "only {checked} dm-cache lab workloads stored");
-    check_known(&failures, "dmc-");
+    check_product("dm-cache", check_dm_cache, "dmc-");
 }
 
 #[test]
 fn md_model_matches_the_kernel_on_every_lab_workload() {
+    check_product("md", check_md, "md");
+}
+
+/// Checks every stored workload of `product` (at least 8) and compares the misses with
+/// `KNOWN_OUTSIDE`.
+fn check_product(product: &str, check: fn(&Path, &Value) -> Vec<String>, prefix: &str) {
     let mut checked = 0;
     let mut failures = Vec::new();
     for dir in lab_dirs() {
         let lab = load(&dir);
-        if lab["params"]["product"] == "md" {
-            failures.extend(check_md(&dir, &lab));
+        if lab["params"]["product"] == product {
+            failures.extend(check(&dir, &lab));
             checked += 1;
         }
     }
-    assert!(checked >= 8, "only {checked} md lab workloads stored");
-    check_known(&failures, "md");
+    assert!(
+        checked >= 8,
+        "only {checked} {product} lab workloads stored"
+    );
+    check_known(&failures, prefix);
 }
 
 /// Asserts that the failures are exactly the known misses among workloads named `prefix...`.
