@@ -442,6 +442,18 @@ fn cache_bytes_for(args: &Args, model: &str) -> anyhow::Result<u64> {
     }
 }
 
+/// An optional size flag, parsed.
+fn size_arg(value: &Option<String>, flag: &str) -> anyhow::Result<Option<u64>> {
+    value
+        .as_deref()
+        .map(|s| {
+            parse_size(s)
+                .map_err(anyhow::Error::msg)
+                .context(flag.to_string())
+        })
+        .transpose()
+}
+
 /// Prints a product model's result: `{"model", "result"}` with --json, else its text.
 fn print_model<R: serde::Serialize>(
     args: &Args,
@@ -471,15 +483,11 @@ fn run_bcache(args: &Args) -> anyhow::Result<()> {
         config.mode = bcache::BcacheMode::from_name(m)
             .with_context(|| format!("--mode {m:?}: bcache takes wt, wb, wa or none"))?;
     }
-    if let Some(s) = &args.seq_cutoff {
-        config.sequential_cutoff_bytes = parse_size(s)
-            .map_err(anyhow::Error::msg)
-            .context("--seq-cutoff")?;
+    if let Some(b) = size_arg(&args.seq_cutoff, "--seq-cutoff")? {
+        config.sequential_cutoff_bytes = b;
     }
-    if let Some(s) = &args.bucket_size {
-        config.bucket_bytes = parse_size(s)
-            .map_err(anyhow::Error::msg)
-            .context("--bucket-size")?;
+    if let Some(b) = size_arg(&args.bucket_size, "--bucket-size")? {
+        config.bucket_bytes = b;
     }
     config.queue_depth = args.qd;
     let mut model = bcache::BcacheModel::new(&config).map_err(anyhow::Error::msg)?;
@@ -494,16 +502,10 @@ fn run_bcache(args: &Args) -> anyhow::Result<()> {
 /// which counts what `dmsetup status` counts.
 fn run_dm_cache_smq(args: &Args) -> anyhow::Result<()> {
     let cache_bytes = cache_bytes_for(args, dmcache::MODEL_NAME)?;
-    let block_bytes = match &args.line_size {
-        Some(s) => parse_size(s)
-            .map_err(anyhow::Error::msg)
-            .context("--line-size")?,
-        None => dmcache::DEFAULT_BLOCK_BYTES,
-    };
-    let origin_bytes = match &args.origin_size {
-        Some(s) => parse_size(s)
-            .map_err(anyhow::Error::msg)
-            .context("--origin-size")?,
+    let block_bytes =
+        size_arg(&args.line_size, "--line-size")?.unwrap_or(dmcache::DEFAULT_BLOCK_BYTES);
+    let origin_bytes = match size_arg(&args.origin_size, "--origin-size")? {
+        Some(b) => b,
         None => {
             let mut end = 0u64;
             input::read_events(&args.input, |e| end = end.max(e.end_bytes()))?;
