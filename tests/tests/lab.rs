@@ -44,30 +44,15 @@ fn ratio(hits: f64, misses: f64) -> Option<f64> {
     (hits + misses > 0.0).then(|| hits / (hits + misses))
 }
 
-/// Runs `blocksight simulate --preset dm-cache-smq` on a stored dm-cache workload and returns
-/// the failures (empty when every counter is within its target).
-fn check_dm_cache(dir: &Path, lab: &Value) -> Vec<String> {
-    let p = &lab["params"];
-    let mode = if p["mode"] == "writeback" { "wb" } else { "wt" };
-    let created = p["created_before_first_bio_s"].as_f64().unwrap_or(0.0);
-    let out = run_blocksight([
-        "simulate".to_string(),
-        "--preset".into(),
-        "dm-cache-smq".into(),
-        "--cache-size".into(),
-        format!("{}", num(p, "cache_bytes") as u64),
-        "--line-size".into(),
-        format!("{}", num(p, "block_bytes") as u64),
-        "--origin-size".into(),
-        format!("{}", num(p, "origin_bytes") as u64),
-        "--mode".into(),
-        mode.into(),
-        "--created-before".into(),
-        format!("{created}"),
+/// Runs `blocksight ARGS... DIR/bios.bst --json -q` on a stored workload: the model's JSON and
+/// the workload's name.
+fn run_model(dir: &Path, mut args: Vec<String>) -> (Value, String) {
+    args.extend([
         dir.join("bios.bst").display().to_string(),
         "--json".into(),
         "-q".into(),
     ]);
+    let out = run_blocksight(&args);
     assert!(
         out.status.success(),
         "{}: {}",
@@ -75,12 +60,39 @@ fn check_dm_cache(dir: &Path, lab: &Value) -> Vec<String> {
         String::from_utf8_lossy(&out.stderr)
     );
     let model: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let s = &model["result"]["status"];
-    let k = &lab["counters"];
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
+    (model, name)
+}
+
+/// Runs `blocksight simulate --preset dm-cache-smq` on a stored dm-cache workload and returns
+/// the failures (empty when every counter is within its target).
+fn check_dm_cache(dir: &Path, lab: &Value) -> Vec<String> {
+    let p = &lab["params"];
+    let mode = if p["mode"] == "writeback" { "wb" } else { "wt" };
+    let created = p["created_before_first_bio_s"].as_f64().unwrap_or(0.0);
+    let (model, name) = run_model(
+        dir,
+        vec![
+            "simulate".to_string(),
+            "--preset".into(),
+            "dm-cache-smq".into(),
+            "--cache-size".into(),
+            format!("{}", num(p, "cache_bytes") as u64),
+            "--line-size".into(),
+            format!("{}", num(p, "block_bytes") as u64),
+            "--origin-size".into(),
+            format!("{}", num(p, "origin_bytes") as u64),
+            "--mode".into(),
+            mode.into(),
+            "--created-before".into(),
+            format!("{created}"),
+        ],
+    );
+    let s = &model["result"]["status"];
+    let k = &lab["counters"];
     let mut failures = Vec::new();
     for what in ["read", "write"] {
         let kr = ratio(
@@ -145,24 +157,8 @@ fn check_md(dir: &Path, lab: &Value) -> Vec<String> {
     if sc > 0 {
         args.extend(["--stripe-cache-size".to_string(), sc.to_string()]);
     }
-    args.extend([
-        dir.join("bios.bst").display().to_string(),
-        "--json".into(),
-        "-q".into(),
-    ]);
-    let out = run_blocksight(&args);
-    assert!(
-        out.status.success(),
-        "{}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let model: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let (model, name) = run_model(dir, args);
     let t = &model["result"]["total"];
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
     let members = lab["members_bios"].as_object().expect("members_bios");
     let kernel = |key: &str| members.values().map(|m| num(m, key)).sum::<f64>();
     let mut failures = Vec::new();
@@ -204,35 +200,24 @@ fn check_bcache(dir: &Path, lab: &Value) -> Vec<String> {
         Some("writearound") => "wa",
         _ => "wt",
     };
-    let out = run_blocksight([
-        "simulate".to_string(),
-        "--preset".into(),
-        "bcache".into(),
-        "--cache-size".into(),
-        format!("{}", num(p, "cache_bytes") as u64),
-        "--bucket-size".into(),
-        format!("{}", num(p, "bucket_bytes") as u64),
-        "--seq-cutoff".into(),
-        format!("{}", num(p, "sequential_cutoff") as u64),
-        "--mode".into(),
-        mode.into(),
-        dir.join("bios.bst").display().to_string(),
-        "--json".into(),
-        "-q".into(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
+    let (model, name) = run_model(
+        dir,
+        vec![
+            "simulate".to_string(),
+            "--preset".into(),
+            "bcache".into(),
+            "--cache-size".into(),
+            format!("{}", num(p, "cache_bytes") as u64),
+            "--bucket-size".into(),
+            format!("{}", num(p, "bucket_bytes") as u64),
+            "--seq-cutoff".into(),
+            format!("{}", num(p, "sequential_cutoff") as u64),
+            "--mode".into(),
+            mode.into(),
+        ],
     );
-    let model: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let s = &model["result"]["stats"];
     let k = &lab["counters"];
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
     let kernel = [
         num(k, "hits"),
         num(k, "misses"),
@@ -275,17 +260,7 @@ fn check_bcache(dir: &Path, lab: &Value) -> Vec<String> {
 
 #[test]
 fn bcache_model_matches_the_kernel_on_every_lab_workload() {
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    for dir in lab_dirs() {
-        let lab = load(&dir);
-        if lab["params"]["product"] == "bcache" {
-            failures.extend(check_bcache(&dir, &lab));
-            checked += 1;
-        }
-    }
-    assert!(checked >= 8, "only {checked} bcache lab workloads stored");
-    check_known(&failures, "bc-");
+    check_product("bcache", check_bcache, "bc-");
 }
 
 /// Workload counters the model misses its target on today (docs/validation.md gives the
@@ -326,32 +301,31 @@ fn key(failure: &str) -> String {
 
 #[test]
 fn dm_cache_model_matches_the_kernel_on_every_lab_workload() {
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    for dir in lab_dirs() {
-        let lab = load(&dir);
-        if lab["params"]["product"] == "dm-cache" {
-            failures.extend(check_dm_cache(&dir, &lab));
-            checked += 1;
-        }
-    }
-    assert!(checked >= 8, "only {checked} dm-cache lab workloads stored");
-    check_known(&failures, "dmc-");
+    check_product("dm-cache", check_dm_cache, "dmc-");
 }
 
 #[test]
 fn md_model_matches_the_kernel_on_every_lab_workload() {
+    check_product("md", check_md, "md");
+}
+
+/// Checks every stored workload of `product` (at least 8) and compares the misses with
+/// `KNOWN_OUTSIDE`.
+fn check_product(product: &str, check: fn(&Path, &Value) -> Vec<String>, prefix: &str) {
     let mut checked = 0;
     let mut failures = Vec::new();
     for dir in lab_dirs() {
         let lab = load(&dir);
-        if lab["params"]["product"] == "md" {
-            failures.extend(check_md(&dir, &lab));
+        if lab["params"]["product"] == product {
+            failures.extend(check(&dir, &lab));
             checked += 1;
         }
     }
-    assert!(checked >= 8, "only {checked} md lab workloads stored");
-    check_known(&failures, "md");
+    assert!(
+        checked >= 8,
+        "only {checked} {product} lab workloads stored"
+    );
+    check_known(&failures, prefix);
 }
 
 /// Asserts that the failures are exactly the known misses among workloads named `prefix...`.

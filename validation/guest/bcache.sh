@@ -5,14 +5,14 @@
 # workload; the congestion thresholds are set to 0 (the lab README: under TCG the emulated cache is
 # slower than bcache's congestion thresholds, so it would bypass as "congested"), readahead stays 0,
 # writeback_percent 10 (defaults). Records the bios bcache0 was asked to serve (block_bio_queue on
-# bcache0) and their completions (block_bio_complete), bcache's own per-bio tracepoints (bcache_read / bcache_write / bypass_sequential, for
+# bcache0), bcache's own per-bio tracepoints (bcache_read / bcache_write / bypass_sequential, for
 # diagnosis; collect.py ignores them), stats_total/* (read after the 5 s accounting timer has
 # folded the counters in) and the cache and backing devices' /sys/block/*/stat differences.
 # Disks: lab.sh's default. (validation/run.sh prepends common.sh: lab.sh copies one script.)
 BUCKET=64k
-# Completions too: a read miss is inserted when its backing read completes, and a write landing
-# in between makes the insertion fail (cache_miss_collisions); the model needs the latencies.
-EVENTS="block_bio_queue block_bio_complete"
+# No block_bio_complete: bcache0 is bio-based and never flags its bios BIO_TRACE_COMPLETION
+# (dm does), so the event does not fire for them (a run with it enabled recorded none); the
+# model takes the in-flight time of a miss from the queue depth (`simulate --qd`).
 # bcstat DEV: reads sectors_read writes sectors_written of /sys/block/DEV/stat
 bcstat() { awk '{print $1, $3, $5, $7}' /sys/block/$1/stat; }
 # bc NAME MODE CUTOFF_BYTES CACHE_MIB fio-args...   (J2 = a second fio job's args, optional;

@@ -26,12 +26,13 @@
 //! - **Space.** The cache is `nbuckets` buckets (`bucket_size`, 512 KiB by default in
 //!   make-bcache); bucket 0 holds the superblock. Data is appended to one open bucket per
 //!   writing task (`write_point`), which is pinned until full. The allocator keeps
-//!   `8 + prio + 6·free` buckets invalidated in its free lists (`free = nbuckets rounded up to a
-//!   power of two / 1024`: the btree, prio, moving-GC and general reserves and `free_inc`), and
-//!   journal (`clamp(nbuckets / 128, 2, 256)`), prio (2 sets), uuid and btree-node buckets hold
-//!   metadata. When a bucket is needed the one with the lowest
+//!   `8 + prio + 2·free` buckets invalidated in its free lists (`free = nbuckets rounded up to a
+//!   power of two / 1024`: the btree, prio, moving-GC and general reserves) plus `free_inc`
+//!   (`4·free`), which it refills a batch at a time once empty; journal
+//!   (`clamp(nbuckets / 128, 2, 256)`), prio (2 sets), uuid and btree-node buckets hold
+//!   metadata. When buckets are needed the `free_inc` batch with the lowest
 //!   `(prio − min_prio + (32768 − min_prio)/8) · sectors_used` among clean, unpinned buckets is
-//!   invalidated (its data is gone); `prio` is reset to 32768 when the bucket is allocated or
+//!   invalidated (their data is gone); `prio` is reset to 32768 when the bucket is allocated or
 //!   read from and drops by one every `cache sectors / 1024` sectors of non-bypassed I/O, and
 //!   `sectors_used` is the bucket size from allocation until garbage collection recounts the
 //!   live sectors (GC runs after every `cache sectors / 16` inserted sectors). Buckets left
@@ -114,6 +115,12 @@ pub struct BcacheConfig {
     pub mode: BcacheMode,
     /// `sequential_cutoff`; 0 turns sequential detection off.
     pub sequential_cutoff_bytes: u64,
+    /// For traces without completions: the submitting task's queue depth (fio's `iodepth`).
+    /// A closed-loop task at depth `qd` submits its next bio when one completes, so a read
+    /// miss is taken to complete (and be inserted) after the task's next `qd` bios. `None`:
+    /// inserted at once.
+    #[serde(default)]
+    pub queue_depth: Option<u32>,
 }
 
 impl BcacheConfig {
@@ -124,6 +131,7 @@ impl BcacheConfig {
             bucket_bytes: DEFAULT_BUCKET_BYTES,
             mode: BcacheMode::WriteThrough,
             sequential_cutoff_bytes: DEFAULT_SEQUENTIAL_CUTOFF_BYTES,
+            queue_depth: None,
         }
     }
 
@@ -259,6 +267,10 @@ pub struct BcacheModel {
     fixed_unavailable: u64,
     /// Journal, prio and uuid buckets (metadata counted in `in_use`).
     meta_buckets: u64,
+    /// `free_inc`'s size: buckets invalidated per batch.
+    free_inc: u64,
+    /// Free (invalidated or never used) buckets, lowest index last.
+    free_list: Vec<u32>,
     index: BTreeMap<u64, Extent>,
     streams: Vec<Stream>,
     tasks: HashMap<u32, Task>,
@@ -274,6 +286,8 @@ pub struct BcacheModel {
     /// Read-miss insertions waiting for their backing read to complete:
     /// (completion time, pid, start, end, collided).
     pending: Vec<(u64, u32, u64, u64, bool)>,
+    /// Bios submitted per task (the clock of `queue_depth` completions).
+    submitted: HashMap<u32, u64>,
     stats: BcacheStats,
 }
 
@@ -286,7 +300,10 @@ impl BcacheModel {
         // over a bucket, less its 24-byte header (struct prio_set), rounded up.
         let free = (n.next_power_of_two() >> 10).max(1);
         let prio = (n * 3).div_ceil(cfg.bucket_bytes - 24).max(1);
-        let reserves = 8 + prio + free + free + (free << 2);
+        // free_inc (4·free) is counted apart: it is refilled a batch at a time when empty, so
+        // between `reserves` and `reserves + free_inc` buckets stand empty.
+        let reserves = 8 + prio + free + free;
+        let free_inc = free << 2;
         // run_cache_set() for a new set: journal = clamp(nbuckets >> 7, 2, 256); two prio sets
         // (the one written and the previous), one uuid bucket; bucket 0 is the superblock's.
         let journal = (n >> 7).clamp(2, 256);
@@ -311,6 +328,8 @@ impl BcacheModel {
             buckets,
             fixed_unavailable,
             meta_buckets,
+            free_inc,
+            free_list: (0..n as u32).rev().collect(),
             index: BTreeMap::new(),
             streams: (0..RECENT_IO)
                 .map(|i| Stream {
@@ -331,6 +350,7 @@ impl BcacheModel {
             in_use_percent: 0,
             data_buckets: 0,
             pending: Vec::new(),
+            submitted: HashMap::new(),
             stats: BcacheStats::default(),
         })
     }
@@ -482,8 +502,10 @@ impl BcacheModel {
         self.sectors_to_gc = self.gc_every;
     }
 
-    /// invalidate_buckets_lru(): the clean, unpinned data bucket of lowest weighted prio.
-    fn invalidate_one(&mut self) -> bool {
+    /// invalidate_buckets_lru(): the `free_inc` batch of clean, unpinned data buckets of
+    /// lowest weighted prio, invalidated together (their data is gone) as the allocator
+    /// refills `free_inc` once it is empty. False when there is no candidate.
+    fn invalidate_batch(&mut self) -> bool {
         let min_prio = self
             .buckets
             .iter()
@@ -491,42 +513,46 @@ impl BcacheModel {
             .map(|b| self.prio(b))
             .min()
             .unwrap_or(0);
-        let mut best: Option<(u64, usize)> = None;
+        let mut cands: Vec<(u64, u32)> = Vec::new();
         for (i, b) in self.buckets.iter().enumerate() {
             if b.state != BucketState::Data || b.open || b.dirty > 0 {
                 continue;
             }
             let w = (self.prio(b) - min_prio + (INITIAL_PRIO - min_prio) / 8) * b.gc_used;
-            if best.is_none_or(|(bw, _)| w < bw) {
-                best = Some((w, i));
-            }
+            cands.push((w, i as u32));
         }
-        let Some((_, i)) = best else { return false };
-        let b = &mut self.buckets[i];
-        b.state = BucketState::Free;
-        b.gen = b.gen.wrapping_add(1);
-        b.live = 0;
-        b.dirty = 0;
-        b.gc_used = 0;
-        self.data_buckets -= 1;
-        self.stats.invalidated_buckets += 1;
+        if cands.is_empty() {
+            return false;
+        }
+        let k = (self.free_inc as usize).clamp(1, cands.len());
+        if cands.len() > k {
+            cands.select_nth_unstable(k - 1);
+        }
+        for &(_, i) in &cands[..k] {
+            let b = &mut self.buckets[i as usize];
+            b.state = BucketState::Free;
+            b.gen = b.gen.wrapping_add(1);
+            b.live = 0;
+            b.dirty = 0;
+            b.gc_used = 0;
+            self.data_buckets -= 1;
+            self.free_list.push(i);
+            self.stats.invalidated_buckets += 1;
+        }
         true
     }
 
     /// A fresh bucket for data; `None` when every bucket is dirty or pinned.
     fn alloc_bucket(&mut self) -> Option<u32> {
         while self.data_buckets >= self.data_capacity() {
-            if !self.invalidate_one() {
+            if !self.invalidate_batch() {
                 self.gc();
-                if !self.invalidate_one() {
+                if !self.invalidate_batch() {
                     return None;
                 }
             }
         }
-        let i = self
-            .buckets
-            .iter()
-            .position(|b| b.state == BucketState::Free)?;
+        let i = self.free_list.pop()? as usize;
         let tick = self.tick;
         let b = &mut self.buckets[i];
         b.state = BucketState::Data;
@@ -642,14 +668,15 @@ impl BcacheModel {
         (full, first_hole)
     }
 
-    /// Inserts the read misses whose backing reads completed by `now`.
-    fn complete_pending(&mut self, now: u64) {
+    /// Inserts the read misses whose backing reads completed by `now` (a time, or with
+    /// `queue_depth` the submitting task's bio count; `u64::MAX` completes all).
+    fn complete_pending(&mut self, now: u64, pid: Option<u32>) {
         if self.pending.is_empty() {
             return;
         }
         let mut i = 0;
         while i < self.pending.len() {
-            if self.pending[i].0 <= now {
+            if pid.is_none_or(|p| p == self.pending[i].1) && self.pending[i].0 <= now {
                 let (_, pid, hs, he, collided) = self.pending.swap_remove(i);
                 if collided {
                     self.stats.cache_miss_collisions += 1;
@@ -673,7 +700,15 @@ impl BcacheModel {
     }
 
     pub fn observe(&mut self, e: &IoEvent) {
-        self.complete_pending(e.time_nanos);
+        if self.cfg.queue_depth.is_some() && e.latency_nanos.is_none() {
+            let pid = e.pid.unwrap_or(0);
+            let n = self.submitted.entry(pid).or_insert(0);
+            *n += 1;
+            let n = *n;
+            self.complete_pending(n, Some(pid));
+        } else {
+            self.complete_pending(e.time_nanos, None);
+        }
         if e.len_bytes == 0 || e.op == Op::Flush {
             return;
         }
@@ -700,10 +735,14 @@ impl BcacheModel {
                     self.stats.miss_insert_bytes += (he - hs) * 512;
                     // The insertion happens when the backing read completes (the bio's
                     // latency when the trace has completions; at once otherwise).
-                    match e.latency_nanos {
-                        Some(l) if l > 0 => {
+                    match (e.latency_nanos, self.cfg.queue_depth) {
+                        (Some(l), _) if l > 0 => {
                             let done = e.time_nanos.saturating_add(l);
                             self.pending.push((done, pid, hs, he, false));
+                        }
+                        (None, Some(qd)) if qd > 0 => {
+                            let n = self.submitted.get(&pid).copied().unwrap_or(0);
+                            self.pending.push((n + u64::from(qd), pid, hs, he, false));
                         }
                         _ => self.insert(pid, hs, he, false),
                     }
@@ -732,7 +771,7 @@ impl BcacheModel {
     }
 
     pub fn finish(mut self) -> BcacheResult {
-        self.complete_pending(u64::MAX);
+        self.complete_pending(u64::MAX, None);
         let mut cached = 0;
         let mut dirty = 0;
         for b in &self.buckets {
@@ -821,6 +860,7 @@ mod tests {
             bucket_bytes: 64 << 10,
             mode,
             sequential_cutoff_bytes: cutoff,
+            queue_depth: None,
         }
     }
 
@@ -869,6 +909,28 @@ mod tests {
         m.observe(&ev(1, Op::Read, 0, 4096, 1));
         assert_eq!(m.stats.cache_hits, 1);
         assert_eq!(m.finish().stats.dirty_bytes, 4096);
+    }
+
+    #[test]
+    fn a_write_during_a_miss_makes_its_insertion_collide() {
+        // Write-around, depth 2: the miss at 0 completes after the task's next 2 bios; the
+        // write to it comes first, so the insertion fails and the re-read misses again.
+        let mut c = cfg(BcacheMode::WriteAround, 4 * MIB);
+        c.queue_depth = Some(2);
+        let mut m = BcacheModel::new(&c).unwrap();
+        m.observe(&ev(0, Op::Read, 0, 4096, 1));
+        m.observe(&ev(1, Op::Write, 0, 4096, 1));
+        m.observe(&ev(2, Op::Read, 1 << 20, 4096, 1));
+        m.observe(&ev(3, Op::Read, 0, 4096, 1));
+        let s = m.finish().stats;
+        assert_eq!((s.cache_misses, s.cache_miss_collisions), (3, 1));
+        // Without the write the miss is inserted by then and the re-read hits.
+        let mut m = BcacheModel::new(&c).unwrap();
+        m.observe(&ev(0, Op::Read, 0, 4096, 1));
+        m.observe(&ev(1, Op::Read, 2 << 20, 4096, 1));
+        m.observe(&ev(2, Op::Read, 1 << 20, 4096, 1));
+        m.observe(&ev(3, Op::Read, 0, 4096, 1));
+        assert_eq!(m.finish().stats.cache_hits, 1);
     }
 
     #[test]

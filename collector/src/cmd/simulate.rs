@@ -62,6 +62,10 @@ pub struct Args {
     /// bcache: the cache device's bucket size (make-bcache --bucket; default 512KiB).
     #[arg(long = "bucket-size", value_name = "SIZE")]
     pub bucket_size: Option<String>,
+    /// bcache, traces without completions: each task's queue depth (fio iodepth); a read
+    /// miss is inserted after the task's next N bios, so writes in between collide with it.
+    #[arg(long = "qd", value_name = "N")]
+    pub qd: Option<u32>,
     /// Exclude this leading time window from the after-warm-up figures (90s, 10m, 1h).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
@@ -428,66 +432,80 @@ fn print_text(
     Ok(())
 }
 
+/// `--cache-size` as bytes, which the product models need.
+fn cache_bytes_for(args: &Args, model: &str) -> anyhow::Result<u64> {
+    match CacheSize::parse(&args.cache_size).context("--cache-size")? {
+        CacheSize::Bytes(b) => Ok(b),
+        CacheSize::FootprintPercent(_) => {
+            bail!("--preset {model} takes --cache-size as a size, not a percentage")
+        }
+    }
+}
+
+/// An optional size flag, parsed.
+fn size_arg(value: &Option<String>, flag: &str) -> anyhow::Result<Option<u64>> {
+    value
+        .as_deref()
+        .map(|s| {
+            parse_size(s)
+                .map_err(anyhow::Error::msg)
+                .context(flag.to_string())
+        })
+        .transpose()
+}
+
+/// Prints a product model's result: `{"model", "result"}` with --json, else its text.
+fn print_model<R: serde::Serialize>(
+    args: &Args,
+    model: &str,
+    result: &R,
+    text: String,
+) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(
+            &mut out,
+            &serde_json::json!({ "model": model, "result": result }),
+        )?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{text}")?;
+    }
+    Ok(())
+}
+
 /// `--preset bcache`: the bcache product model (`analyzer_core::cache::bcache`), which counts
 /// what `stats_total/` counts.
 fn run_bcache(args: &Args) -> anyhow::Result<()> {
-    let cache_bytes = match CacheSize::parse(&args.cache_size).context("--cache-size")? {
-        CacheSize::Bytes(b) => b,
-        CacheSize::FootprintPercent(_) => {
-            bail!("--preset bcache takes --cache-size as a size, not a percentage")
-        }
-    };
+    let cache_bytes = cache_bytes_for(args, bcache::MODEL_NAME)?;
     let mut config = bcache::BcacheConfig::new(cache_bytes);
     if let Some(m) = &args.mode {
         config.mode = bcache::BcacheMode::from_name(m)
             .with_context(|| format!("--mode {m:?}: bcache takes wt, wb, wa or none"))?;
     }
-    if let Some(s) = &args.seq_cutoff {
-        config.sequential_cutoff_bytes = parse_size(s)
-            .map_err(anyhow::Error::msg)
-            .context("--seq-cutoff")?;
+    if let Some(b) = size_arg(&args.seq_cutoff, "--seq-cutoff")? {
+        config.sequential_cutoff_bytes = b;
     }
-    if let Some(s) = &args.bucket_size {
-        config.bucket_bytes = parse_size(s)
-            .map_err(anyhow::Error::msg)
-            .context("--bucket-size")?;
+    if let Some(b) = size_arg(&args.bucket_size, "--bucket-size")? {
+        config.bucket_bytes = b;
     }
+    config.queue_depth = args.qd;
     let mut model = bcache::BcacheModel::new(&config).map_err(anyhow::Error::msg)?;
     let read = input::read_events(&args.input, |e| model.observe(e))?;
     input::warn_diagnostics(&read);
     let result = model.finish();
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(
-            &mut out,
-            &serde_json::json!({ "model": bcache::MODEL_NAME, "result": result }),
-        )?;
-        writeln!(out)?;
-    } else {
-        write!(out, "{}", bcache::stats_text(&result))?;
-    }
-    Ok(())
+    let text = bcache::stats_text(&result);
+    print_model(args, bcache::MODEL_NAME, &result, text)
 }
 
 /// `--preset dm-cache-smq`: the dm-cache/smq product model (`analyzer_core::cache::dmcache`),
 /// which counts what `dmsetup status` counts.
 fn run_dm_cache_smq(args: &Args) -> anyhow::Result<()> {
-    let cache_bytes = match CacheSize::parse(&args.cache_size).context("--cache-size")? {
-        CacheSize::Bytes(b) => b,
-        CacheSize::FootprintPercent(_) => {
-            bail!("--preset dm-cache-smq takes --cache-size as a size, not a percentage")
-        }
-    };
-    let block_bytes = match &args.line_size {
-        Some(s) => parse_size(s)
-            .map_err(anyhow::Error::msg)
-            .context("--line-size")?,
-        None => dmcache::DEFAULT_BLOCK_BYTES,
-    };
-    let origin_bytes = match &args.origin_size {
-        Some(s) => parse_size(s)
-            .map_err(anyhow::Error::msg)
-            .context("--origin-size")?,
+    let cache_bytes = cache_bytes_for(args, dmcache::MODEL_NAME)?;
+    let block_bytes =
+        size_arg(&args.line_size, "--line-size")?.unwrap_or(dmcache::DEFAULT_BLOCK_BYTES);
+    let origin_bytes = match size_arg(&args.origin_size, "--origin-size")? {
+        Some(b) => b,
         None => {
             let mut end = 0u64;
             input::read_events(&args.input, |e| end = end.max(e.end_bytes()))?;
@@ -518,15 +536,6 @@ fn run_dm_cache_smq(args: &Args) -> anyhow::Result<()> {
     let read = input::read_events(&args.input, |e| model.observe(e))?;
     input::warn_diagnostics(&read);
     let result = model.finish();
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(
-            &mut out,
-            &serde_json::json!({ "model": dmcache::MODEL_NAME, "result": result }),
-        )?;
-        writeln!(out)?;
-    } else {
-        write!(out, "{}", dmcache::status_text(&result))?;
-    }
-    Ok(())
+    let text = dmcache::status_text(&result);
+    print_model(args, dmcache::MODEL_NAME, &result, text)
 }
