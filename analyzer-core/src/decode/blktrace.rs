@@ -659,4 +659,70 @@ mod tests {
         let d = run(&le(1, 2, 3, TA_ISSUE | R)[..3], &issue_opts());
         assert_eq!(d.diagnostics.truncated_tail_bytes, 3);
     }
+
+    proptest::proptest! {
+        /// Issue mode pairs records exactly as the brute-force reference matcher does (oldest
+        /// first by device, sector and direction; a requeue drops the newest), fed in chunks
+        /// of 1 to 7 bytes.
+        #[test]
+        fn pairs_like_the_reference_matcher_in_tiny_chunks(
+            records in proptest::collection::vec((0u8..3, 0u8..4, proptest::bool::ANY, 0u64..50), 0..80),
+            chunk in 1usize..8,
+        ) {
+            use crate::decode::pending::reference::Reference;
+            use crate::decode::pending::{MatchRule, PendingConfig, Pick, Withdrawal};
+            let mut reference = Reference::new(PendingConfig {
+                rule: MatchRule::Oldest,
+                max_pending: MAX_PENDING,
+                timeout_nanos: HORIZON_NANOS,
+                max_orphans: 0,
+                orphan_nanos: 0,
+            });
+            let (mut input, mut expected, mut issues) = (Vec::new(), Vec::new(), Vec::new());
+            let mut time = 1_000u64;
+            for &(what, sector, write, dt) in &records {
+                time += dt;
+                let dir = if write { W } else { R };
+                let key = sector * 2 + u8::from(write);
+                let sector = 64 * u64::from(sector);
+                match what {
+                    0 => {
+                        input.extend(le(time, sector, 4096, TA_ISSUE | dir));
+                        issues.push((time, sector * 512));
+                        reference.issue(key, time, issues.len() as u32);
+                    }
+                    1 => {
+                        input.extend(le(time, sector, 4096, TA_COMPLETE | dir));
+                        reference.complete(key, time);
+                    }
+                    _ => {
+                        input.extend(le(time, sector, 4096, TA_REQUEUE | dir));
+                        reference.withdraw(key, Pick::Newest, Withdrawal::Drop);
+                    }
+                }
+            }
+            while let Some(r) = reference.pop(true) {
+                expected.push(r);
+            }
+            let genesis = records.first().map_or(0, |r| 1_000 + r.3);
+            let want: Vec<(u64, u64, Option<u64>)> = expected
+                .iter()
+                .map(|&(n, latency)| {
+                    let (t, offset) = issues[n as usize - 1];
+                    (t - genesis, offset, latency)
+                })
+                .collect();
+            let one = decode_chunked(BlktraceDecoder::new(&issue_opts()), &input, input.len().max(1))
+                .expect("decodes");
+            let got: Vec<(u64, u64, Option<u64>)> = one
+                .events
+                .iter()
+                .map(|e| (e.time_nanos, e.offset_bytes, e.latency_nanos))
+                .collect();
+            proptest::prop_assert_eq!(&got, &want);
+            let chunked = decode_chunked(BlktraceDecoder::new(&issue_opts()), &input, chunk)
+                .expect("decodes");
+            proptest::prop_assert_eq!(chunked, one);
+        }
+    }
 }
