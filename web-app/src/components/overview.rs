@@ -426,44 +426,18 @@ mod tests {
 
     use crate::test_support::SAMPLE_ZST;
 
-    fn sample_results() -> Results {
-        let mut s = Session::new(None, DecodeOptions::default());
-        s.push(SAMPLE_ZST)
-            .map_err(|e| e.plain_words())
-            .expect("sample loads");
-        let done = s
-            .finish()
-            .map_err(|e| e.plain_words())
-            .expect("sample finishes");
-        Results {
-            file_name: "pgbench.tracefs.txt.zst".into(),
-            file_bytes: SAMPLE_ZST.len() as u64,
-            format: done.format.name().into(),
-            format_description: done.format.description().into(),
-            compression: done.codec.name().into(),
-            host: done.header.host.clone(),
-            stat: done.stat,
-            analysis: done.analysis,
-            embedded_sample_rate: None,
-        }
-    }
-
-    /// The warnings the Overview shows for a `.bst` file as given.
-    fn warnings_of(bytes: &[u8]) -> Vec<String> {
+    /// What the app shows for `bytes` loaded as `file_name`.
+    fn results_of(bytes: &[u8], file_name: &str) -> Results {
         let mut s = Session::new(None, DecodeOptions::default());
         s.push(bytes).map_err(|e| e.plain_words()).expect("loads");
-        let done = s.finish().map_err(|e| e.plain_words()).expect("finishes");
-        warnings(&Results {
-            file_name: "killed.bst".into(),
-            file_bytes: bytes.len() as u64,
-            format: done.format.name().into(),
-            format_description: done.format.description().into(),
-            compression: done.codec.name().into(),
-            host: done.header.host.clone(),
-            stat: done.stat,
-            analysis: done.analysis,
-            embedded_sample_rate: None,
-        })
+        s.finish()
+            .map_err(|e| e.plain_words())
+            .expect("finishes")
+            .into_results(file_name.into(), bytes.len() as u64)
+    }
+
+    fn sample_results() -> Results {
+        results_of(SAMPLE_ZST, "pgbench.tracefs.txt.zst")
     }
 
     #[wasm_bindgen_test(unsupported = test)]
@@ -486,8 +460,8 @@ mod tests {
         }
         assert!(cut_at > 0 && cut_at < whole.len());
         let says = |w: &[String]| w.iter().any(|x| x.contains("no end marker"));
-        assert!(says(&warnings_of(&whole[..cut_at])));
-        assert!(!says(&warnings_of(whole)));
+        assert!(says(&warnings(&results_of(&whole[..cut_at], "killed.bst"))));
+        assert!(!says(&warnings(&results_of(whole, "whole.bst"))));
     }
 
     fn array_request(r: &Results, url: &UrlState) -> PredictRequest {
