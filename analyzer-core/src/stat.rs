@@ -81,6 +81,11 @@ pub struct StatSummary {
     pub skipped_records: u64,
     pub skip_reasons: Vec<String>,
     pub truncated_tail_bytes: u64,
+    /// The format has an end marker and the input ended without it (a recording killed with
+    /// SIGKILL, a full disk, a copy cut short): events after the last complete chunk are missing
+    /// (`Diagnostics::end_marker_missing`).
+    #[serde(default)]
+    pub end_marker_missing: bool,
     /// Records earlier than a record before them, sorted back into order (`decode::order`).
     #[serde(default)]
     pub out_of_order_records: u64,
@@ -323,6 +328,7 @@ impl Stat {
             skipped_records: diagnostics.skipped_records,
             skip_reasons: diagnostics.reasons.clone(),
             truncated_tail_bytes: diagnostics.truncated_tail_bytes,
+            end_marker_missing: diagnostics.end_marker_missing,
             out_of_order_records: diagnostics.out_of_order_records,
             clamped_records: diagnostics.clamped_records,
             order_warning: diagnostics.order_warning(),

@@ -246,3 +246,53 @@ fn fuzz_regressions_decode_the_same_in_any_chunking() {
         );
     }
 }
+
+/// Where the last events chunk of a `.bst` file ends (docs/format.md: a 12-byte file header,
+/// then frames of a 20-byte header, kind at byte 4 (2: events), length at bytes 8..12).
+fn last_events_chunk_end(bytes: &[u8]) -> usize {
+    let mut pos = 12;
+    let mut end = 0;
+    while pos + 20 <= bytes.len() {
+        let len =
+            u32::from_le_bytes(bytes[pos + 8..pos + 12].try_into().expect("4 bytes")) as usize;
+        if bytes[pos + 4] == 2 {
+            end = pos + 20 + len;
+        }
+        pos += 20 + len;
+    }
+    end
+}
+
+#[test]
+fn issue_11_stat_json_says_a_cut_recording_has_no_end_marker() {
+    // Cut exactly after the last events chunk, as a SIGKILLed recorder leaves the file: every
+    // record is whole, so only the missing end marker tells.
+    let whole_path = native_dir().join("0001_fio_loop.bst");
+    let whole = std::fs::read(&whole_path).expect("fixture");
+    let cut_at = last_events_chunk_end(&whole);
+    assert!(
+        cut_at > 0 && cut_at < whole.len(),
+        "{cut_at} of {}",
+        whole.len()
+    );
+    let dir = std::env::temp_dir().join(format!("blocksight-native-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let cut_path = dir.join("killed.bst");
+    std::fs::write(&cut_path, &whole[..cut_at]).expect("write the cut file");
+    let cut = stat_json(&[cut_path.as_os_str()]);
+    let full = stat_json(&[whole_path.as_os_str()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        cut["end_marker_missing"],
+        serde_json::Value::Bool(true),
+        "{cut}"
+    );
+    assert_eq!(
+        full["end_marker_missing"],
+        serde_json::Value::Bool(false),
+        "{full}"
+    );
+    // Nothing else is lost: the cut fell after the last event.
+    assert_eq!(cut["events"], full["events"]);
+    assert_eq!(cut["truncated_tail_bytes"], serde_json::Value::from(0));
+}

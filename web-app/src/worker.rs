@@ -22,7 +22,7 @@ use analyzer_core::TraceFormat;
 use gloo_worker::{HandlerId, Worker, WorkerScope};
 
 use crate::error::{LoadError, LoadErrorKind};
-use protocol::{JobId, Request, Response, Results, Source};
+use protocol::{JobId, Request, Response, Source};
 use reader::ChunkReader;
 use session::Session;
 
@@ -346,17 +346,7 @@ async fn load(
     match session.finish() {
         Ok(done) => Response::Done {
             job,
-            results: Box::new(Results {
-                file_name,
-                file_bytes,
-                format: done.format.name().into(),
-                format_description: done.format.description().into(),
-                compression: done.codec.name().into(),
-                host: done.header.host.clone(),
-                stat: done.stat,
-                analysis: done.analysis,
-                embedded_sample_rate: None,
-            }),
+            results: Box::new(done.into_results(file_name, file_bytes)),
         },
         Err(e) => failed(e),
     }

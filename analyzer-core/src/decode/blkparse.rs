@@ -292,4 +292,136 @@ mod tests {
             ]
         );
     }
+
+    /// What a random blkparse line does, on one device: a `D` issue, `C` completion or `R`
+    /// requeue of one of four sectors, some microseconds after the line before.
+    #[derive(Clone, Debug)]
+    enum Line {
+        Issue(u8, bool, u64),
+        Complete(u8, bool, u64),
+        Requeue(u8, bool, u64),
+    }
+
+    fn lines() -> impl proptest::strategy::Strategy<Value = Vec<Line>> {
+        use proptest::prelude::*;
+        let line = prop_oneof![
+            3 => (0u8..4, any::<bool>(), 0u64..50).prop_map(|(k, w, dt)| Line::Issue(k, w, dt)),
+            3 => (0u8..4, any::<bool>(), 0u64..50).prop_map(|(k, w, dt)| Line::Complete(k, w, dt)),
+            1 => (0u8..4, any::<bool>(), 0u64..50).prop_map(|(k, w, dt)| Line::Requeue(k, w, dt)),
+        ];
+        prop::collection::vec(line, 0..120)
+    }
+
+    proptest::proptest! {
+        /// The decoder pairs lines exactly as the brute-force reference matcher does (oldest
+        /// first by device and sector, requeues drop the oldest), whatever the chunking.
+        #[test]
+        fn pairs_like_the_reference_matcher_in_tiny_chunks(
+            lines in lines(),
+            chunks in proptest::collection::vec(1usize..8, 1..16),
+        ) {
+            use crate::decode::pending::reference::Reference;
+            use crate::decode::pending::{MatchRule, PendingConfig, Pick, Withdrawal};
+            use crate::decode::text::MAX_PENDING_AGE_NANOS;
+            use crate::decode::Decoder as _;
+            let mut reference = Reference::new(PendingConfig {
+                rule: MatchRule::Oldest,
+                max_pending: MAX_PENDING,
+                timeout_nanos: MAX_PENDING_AGE_NANOS,
+                max_orphans: 0,
+                orphan_nanos: 0,
+            });
+            let mut text = String::new();
+            let mut expected = Vec::new();
+            let (mut micros, mut item) = (0u64, 0u32);
+            for (seq, line) in lines.iter().enumerate() {
+                let (action, key, write, dt) = match *line {
+                    Line::Issue(k, w, dt) => ("D", k, w, dt),
+                    Line::Complete(k, w, dt) => ("C", k, w, dt),
+                    Line::Requeue(k, w, dt) => ("R", k, w, dt),
+                };
+                micros += dt;
+                let sector = 2048 + u64::from(key) * 8;
+                text.push_str(&format!(
+                    "  8,0    0 {:8} {:5}.{:09} 1234  {action}   {} {sector} + 8 [fio]\n",
+                    seq + 1,
+                    micros / 1_000_000,
+                    (micros % 1_000_000) * 1000,
+                    if write { "W" } else { "R" },
+                ));
+                let t = micros * 1000;
+                match action {
+                    "D" => {
+                        item += 1;
+                        reference.issue(key, t, item);
+                    }
+                    "C" => {
+                        reference.complete(key, t);
+                    }
+                    _ => {
+                        reference.withdraw(key, Pick::Oldest, Withdrawal::Drop);
+                    }
+                }
+                while let Some(r) = reference.pop(false) {
+                    expected.push(r);
+                }
+            }
+            while let Some(r) = reference.pop(true) {
+                expected.push(r);
+            }
+            // Item n is the n-th `D` line: its time and its sector.
+            let issues: Vec<(u64, u64)> = lines
+                .iter()
+                .scan(0u64, |micros, l| {
+                    let (dt, issue) = match *l {
+                        Line::Issue(k, _, dt) => (dt, Some(k)),
+                        Line::Complete(_, _, dt) | Line::Requeue(_, _, dt) => (dt, None),
+                    };
+                    *micros += dt;
+                    Some(issue.map(|k| (*micros * 1000, (2048 + u64::from(k) * 8) * 512)))
+                })
+                .flatten()
+                .collect();
+            let want: Vec<(u64, u64, Option<u64>)> = expected
+                .iter()
+                .map(|&(n, latency)| {
+                    let (t, offset) = issues[n as usize - 1];
+                    (t, offset, latency)
+                })
+                .collect();
+
+            let one = decode_chunked(
+                TextDecoder::new(Blkparse::new(Action::Issue)),
+                text.as_bytes(),
+                usize::MAX,
+            )
+            .expect("decodes");
+            let got: Vec<(u64, u64, Option<u64>)> = one
+                .events
+                .iter()
+                .map(|e| (e.time_nanos, e.offset_bytes, e.latency_nanos))
+                .collect();
+            proptest::prop_assert_eq!(&got, &want);
+
+            let mut d = TextDecoder::new(Blkparse::new(Action::Issue));
+            let mut events = Vec::new();
+            let (mut at, mut i) = (0, 0);
+            let bytes = text.as_bytes();
+            while at < bytes.len() {
+                let n = chunks[i % chunks.len()].min(bytes.len() - at);
+                d.push(&bytes[at..at + n]);
+                at += n;
+                i += 1;
+                while let Some(e) = d.next_event().expect("decodes") {
+                    events.push(e);
+                }
+            }
+            d.finish();
+            while let Some(e) = d.next_event().expect("decodes") {
+                events.push(e);
+            }
+            proptest::prop_assert_eq!(&events, &one.events);
+            proptest::prop_assert_eq!(d.diagnostics(), &one.diagnostics);
+        }
+    }
 }

@@ -39,14 +39,25 @@
 //! stream (as blkparse prints them); a `BLK_TN_TIMESTAMP` notify record, when present, gives
 //! the wall-clock start time. Sequence-number gaps within one CPU's records (blktrace's relay
 //! mode numbers every record; the ftrace tracer writes 0) are counted as dropped events.
+//!
+//! # Where things are
+//!
+//! Three layers, one file each: `records` frames raw records from pushed bytes (byte order,
+//! version, ftrace prefix, resynchronisation after garbage); `window` is the k-way merge of the
+//! inputs and the reorder window ([`BlktraceMulti`]); `requests` turns records into request
+//! events and pairs completions through the engine's one matcher (`decode::pending`, shared with
+//! the text decoders and the recorder). This file holds the constants, sniffing, the counters
+//! and the single-input [`BlktraceDecoder`].
 
-use std::collections::VecDeque;
+mod records;
+mod requests;
+mod window;
 
-use crate::decode::pending::{MatchRule, PendingConfig, PendingRequests, Pick, Withdrawal};
-use crate::decode::{Action, DecodeError, DecodeOptions, Decoder, Diagnostics, MultiDecoder};
-use crate::event::{IoEvent, Op, TraceHeader};
+use crate::decode::{DecodeError, DecodeOptions, Decoder, Diagnostics, MultiDecoder};
+use crate::event::{IoEvent, TraceHeader};
 use crate::format::Confidence;
-use crate::hash::IntMap;
+use records::Layout;
+pub use window::BlktraceMulti;
 
 const FORMAT: &str = "blktrace";
 
@@ -101,292 +112,6 @@ pub fn sniff(head: &[u8]) -> Confidence {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Endian {
-    Little,
-    Big,
-}
-
-/// How the records of one input are laid out, learnt from its first record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Layout {
-    endian: Endian,
-    version: u8,
-    prefix_bytes: usize,
-}
-
-impl Layout {
-    /// Recognises a record whose magic sits at `at` in `bytes`.
-    fn detect(bytes: &[u8], at: usize) -> Option<Layout> {
-        let word: [u8; 4] = bytes.get(at..at + 4)?.try_into().ok()?;
-        for endian in [Endian::Little, Endian::Big] {
-            let magic = match endian {
-                Endian::Little => u32::from_le_bytes(word),
-                Endian::Big => u32::from_be_bytes(word),
-            };
-            let version = (magic & 0xff) as u8;
-            if magic & 0xffff_ff00 == MAGIC && (version == 7 || version == 8) {
-                return Some(Layout {
-                    endian,
-                    version,
-                    prefix_bytes: at,
-                });
-            }
-        }
-        None
-    }
-
-    fn record_header_bytes(&self) -> usize {
-        self.prefix_bytes
-            + if self.version == 8 {
-                V8_HEADER_BYTES
-            } else {
-                V7_HEADER_BYTES
-            }
-    }
-
-    fn u16_at(&self, b: &[u8], at: usize) -> u16 {
-        let w = [b[at], b[at + 1]];
-        match self.endian {
-            Endian::Little => u16::from_le_bytes(w),
-            Endian::Big => u16::from_be_bytes(w),
-        }
-    }
-
-    fn u32_at(&self, b: &[u8], at: usize) -> u32 {
-        let w = [b[at], b[at + 1], b[at + 2], b[at + 3]];
-        match self.endian {
-            Endian::Little => u32::from_le_bytes(w),
-            Endian::Big => u32::from_be_bytes(w),
-        }
-    }
-
-    fn u64_at(&self, b: &[u8], at: usize) -> u64 {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[at..at + 8]);
-        match self.endian {
-            Endian::Little => u64::from_le_bytes(w),
-            Endian::Big => u64::from_be_bytes(w),
-        }
-    }
-
-    /// The magic word this layout expects, as it appears in the file.
-    fn magic_bytes(&self) -> [u8; 4] {
-        let magic = MAGIC | u32::from(self.version);
-        match self.endian {
-            Endian::Little => magic.to_le_bytes(),
-            Endian::Big => magic.to_be_bytes(),
-        }
-    }
-}
-
-/// One raw record, with the payload parts the decoder uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Record {
-    sequence: u32,
-    time: u64,
-    sector: u64,
-    bytes: u32,
-    action: u64,
-    pid: u32,
-    device: u32,
-    cpu: u32,
-    /// Wall-clock seconds and nanoseconds of a `BLK_TN_TIMESTAMP` record.
-    wall: Option<(u32, u32)>,
-}
-
-impl Record {
-    fn code(&self) -> u32 {
-        (self.action as u32) & 0xffff & !TA_CGROUP
-    }
-
-    fn category(&self) -> u32 {
-        ((self.action >> 16) & 0xffff) as u32
-    }
-}
-
-/// Frames the records of one input from pushed bytes. Memory is bounded by one record (a header
-/// plus at most 64 KiB of payload) plus the last pushed chunk.
-#[derive(Debug, Default)]
-struct RecordReader {
-    buf: Vec<u8>,
-    pos: usize,
-    /// Input offset of `buf[0]`.
-    base_offset: u64,
-    layout: Option<Layout>,
-    finished: bool,
-    /// Skipping garbage between records, looking for the next magic.
-    resyncing: bool,
-}
-
-impl RecordReader {
-    fn push(&mut self, bytes: &[u8]) {
-        if self.pos > 0 && self.pos >= self.buf.len() / 2 {
-            self.base_offset += self.pos as u64;
-            self.buf.drain(..self.pos);
-            self.pos = 0;
-        }
-        self.buf.extend_from_slice(bytes);
-    }
-
-    fn offset(&self) -> u64 {
-        self.base_offset + self.pos as u64
-    }
-
-    /// Drops everything buffered (after a fatal error or at the end).
-    fn consume_all(&mut self) {
-        self.base_offset += self.buf.len() as u64;
-        self.buf.clear();
-        self.pos = 0;
-    }
-
-    fn next_record(&mut self, diag: &mut Diagnostics) -> Result<Option<Record>, DecodeError> {
-        loop {
-            let rest = &self.buf[self.pos..];
-            let layout = match self.layout {
-                Some(l) => l,
-                None => {
-                    if rest.len() < 4 {
-                        if self.finished {
-                            diag.truncated_tail_bytes += rest.len() as u64;
-                            self.consume_all();
-                        }
-                        return Ok(None);
-                    }
-                    let found = Layout::detect(rest, 0)
-                        .or_else(|| Layout::detect(rest, FTRACE_PREFIX_BYTES));
-                    if let Some(l) = found {
-                        self.layout = Some(l);
-                        continue;
-                    }
-                    if could_be_prefixed(rest) && !self.finished {
-                        return Ok(None);
-                    }
-                    let offset = self.offset();
-                    let word: String = rest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-                    self.consume_all();
-                    return Err(DecodeError::at_byte(
-                        FORMAT,
-                        offset,
-                        format!(
-                            "expected a blk_io_trace record starting with magic 0x65617407 or \
-                             0x65617408 (either byte order), found bytes {word}"
-                        ),
-                    ));
-                }
-            };
-            let header_bytes = layout.record_header_bytes();
-            let p = layout.prefix_bytes;
-            if self.resyncing || rest.len() >= p + 4 && rest[p..p + 4] != layout.magic_bytes() {
-                // Not at a record: skip to the next magic word.
-                if !self.resyncing {
-                    let offset = self.offset();
-                    diag.skip(|| format!("blktrace: at byte {offset}: expected the magic of a blk_io_trace record; skipping to the next one"));
-                    self.resyncing = true;
-                    self.pos += 1;
-                }
-                let rest = &self.buf[self.pos..];
-                let magic = layout.magic_bytes();
-                match rest.windows(4).skip(p).position(|w| w == magic) {
-                    Some(at) => {
-                        self.pos += at;
-                        self.resyncing = false;
-                        continue;
-                    }
-                    None => {
-                        // Keep a possible partial magic (and prefix) at the end.
-                        let keep = (p + 3).min(rest.len());
-                        if self.finished {
-                            self.consume_all();
-                            self.resyncing = false;
-                            return Ok(None);
-                        }
-                        self.pos += rest.len() - keep;
-                        return Ok(None);
-                    }
-                }
-            }
-            if rest.len() < header_bytes {
-                if self.finished {
-                    diag.truncated_tail_bytes += rest.len() as u64;
-                    self.consume_all();
-                }
-                return Ok(None);
-            }
-            let h = &rest[p..];
-            let (bytes, pid, action, device, cpu, pdu_len) = if layout.version == 8 {
-                (
-                    layout.u32_at(h, 24),
-                    layout.u32_at(h, 28),
-                    layout.u64_at(h, 32),
-                    layout.u32_at(h, 40),
-                    layout.u32_at(h, 44),
-                    usize::from(layout.u16_at(h, 50)),
-                )
-            } else {
-                (
-                    layout.u32_at(h, 24),
-                    layout.u32_at(h, 32),
-                    u64::from(layout.u32_at(h, 28)),
-                    layout.u32_at(h, 36),
-                    layout.u32_at(h, 40),
-                    usize::from(layout.u16_at(h, 46)),
-                )
-            };
-            let total = header_bytes + pdu_len;
-            if rest.len() < total {
-                if self.finished {
-                    diag.truncated_tail_bytes += rest.len() as u64;
-                    self.consume_all();
-                }
-                return Ok(None);
-            }
-            let mut record = Record {
-                sequence: layout.u32_at(h, 4),
-                time: layout.u64_at(h, 8),
-                sector: layout.u64_at(h, 16),
-                bytes,
-                action,
-                pid,
-                device,
-                cpu,
-                wall: None,
-            };
-            if record.category() & TC_NOTIFY != 0 && record.action as u32 & 0xff == TN_TIMESTAMP {
-                let mut pdu = &rest[header_bytes..total];
-                if record.action as u32 & TA_CGROUP != 0 && pdu.len() >= 8 {
-                    pdu = &pdu[8..];
-                }
-                if pdu.len() == 8 {
-                    record.wall = Some((layout.u32_at(pdu, 0), layout.u32_at(pdu, 4)));
-                }
-            }
-            self.pos += total;
-            return Ok(Some(record));
-        }
-    }
-}
-
-/// With fewer than 20 bytes that do not start with a magic, the input may still be a prefixed
-/// ftrace record whose magic has not arrived yet.
-fn could_be_prefixed(rest: &[u8]) -> bool {
-    let p = FTRACE_PREFIX_BYTES;
-    if rest.len() <= p {
-        return true;
-    }
-    let partial = &rest[p..];
-    [Endian::Little, Endian::Big].iter().any(|&endian| {
-        [7u8, 8].iter().any(|&version| {
-            let l = Layout {
-                endian,
-                version,
-                prefix_bytes: p,
-            };
-            l.magic_bytes().starts_with(partial)
-        })
-    })
-}
-
 /// Counters about request matching, beyond [`Diagnostics`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BlktraceStats {
@@ -408,394 +133,6 @@ pub struct BlktraceStats {
     /// Records that arrived more than [`REORDER_RECORDS`] positions late and were matched out of
     /// time order.
     pub out_of_order: u64,
-}
-
-/// Identifies the requests a completion may belong to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Key {
-    device: u32,
-    sector: u64,
-    write: bool,
-}
-
-/// Turns the merged stream of raw records into request events.
-struct Matcher {
-    action: Action,
-    header: TraceHeader,
-    diagnostics: Diagnostics,
-    stats: BlktraceStats,
-    genesis: Option<u64>,
-    /// Requests waiting for their completion, on the clock of the latest raw time seen in the
-    /// merged stream.
-    pending: PendingRequests<Key, IoEvent>,
-    /// The last dev_t seen and its device index (most traces have one device).
-    last_device: Option<(u32, u32)>,
-    /// Last sequence number per (dev_t, cpu), for lost-record detection.
-    last_sequence: IntMap<(u32, u32), u32>,
-}
-
-/// How many (device, cpu) pairs sequence tracking follows; more is not a real trace.
-const MAX_SEQUENCE_STREAMS: usize = 4096;
-
-impl Matcher {
-    fn new(options: &DecodeOptions) -> Matcher {
-        Matcher {
-            action: options.action,
-            header: TraceHeader::new(FORMAT),
-            diagnostics: Diagnostics::default(),
-            stats: BlktraceStats::default(),
-            genesis: None,
-            pending: PendingRequests::new(PendingConfig {
-                rule: MatchRule::Oldest,
-                max_pending: MAX_PENDING,
-                timeout_nanos: HORIZON_NANOS,
-                max_orphans: 0,
-                orphan_nanos: 0,
-            }),
-            last_device: None,
-            last_sequence: Default::default(),
-        }
-    }
-
-    fn device_index(&mut self, dev: u32) -> u32 {
-        if let Some((d, i)) = self.last_device {
-            if d == dev {
-                return i;
-            }
-        }
-        let i = self.header.device_index_by_dev_t(dev >> 20, dev & 0xfffff);
-        self.last_device = Some((dev, i));
-        i
-    }
-
-    fn observe(&mut self, r: &Record) {
-        let genesis = *self.genesis.get_or_insert(r.time);
-        self.pending.advance_to(r.time);
-        let category = r.category();
-        if category & TC_NOTIFY != 0 {
-            if let Some((sec, nsec)) = r.wall {
-                let wall = i64::from(sec) * 1_000_000_000 + i64::from(nsec);
-                let since_genesis =
-                    i64::try_from(r.time.saturating_sub(genesis)).unwrap_or(i64::MAX);
-                self.header.start_unix_nanos = Some(wall.saturating_sub(since_genesis));
-            }
-            self.diagnostics.ignored_records += 1;
-            return;
-        }
-        self.track_sequence(r);
-        if category & TC_PC != 0 {
-            // Passthrough (SCSI/NVMe commands sent as-is): no data range of the block layer.
-            self.diagnostics.ignored_records += 1;
-            return;
-        }
-        let key = || Key {
-            device: r.device,
-            sector: r.sector,
-            write: category & TC_WRITE != 0,
-        };
-        match (r.code(), self.action) {
-            (TA_ISSUE, Action::Issue) | (TA_QUEUE, Action::Queue) => {
-                self.push_request(r, key(), genesis);
-                return;
-            }
-            (TA_COMPLETE, _) => {
-                if self.pending.complete(key(), r.time) {
-                    self.stats.completions_matched += 1;
-                } else {
-                    self.stats.completions_unmatched += 1;
-                }
-            }
-            (TA_REQUEUE, Action::Issue) => {
-                let dropped = self.pending.withdraw(key(), Pick::Newest, Withdrawal::Drop);
-                self.stats.requeued += u64::from(dropped);
-            }
-            (TA_BACKMERGE, Action::Queue) => {
-                let merged = self
-                    .pending
-                    .withdraw(key(), Pick::Newest, Withdrawal::WithoutLatency);
-                self.stats.merged += u64::from(merged);
-            }
-            (TA_FRONTMERGE, Action::Queue) => {
-                let old_first = Key {
-                    sector: r.sector.saturating_add(u64::from(r.bytes) / SECTOR_BYTES),
-                    ..key()
-                };
-                let merged =
-                    self.pending
-                        .withdraw(old_first, Pick::Newest, Withdrawal::WithoutLatency);
-                self.stats.merged += u64::from(merged);
-            }
-            _ => {}
-        }
-        self.diagnostics.ignored_records += 1;
-    }
-
-    fn track_sequence(&mut self, r: &Record) {
-        if r.sequence == 0 {
-            return;
-        }
-        let stream = (r.device, r.cpu);
-        let room = self.last_sequence.len() < MAX_SEQUENCE_STREAMS;
-        match self.last_sequence.get_mut(&stream) {
-            Some(last) => {
-                if r.sequence > *last {
-                    let gap = u64::from(r.sequence - *last - 1);
-                    // A jump of millions is a restarted or corrupt counter, not loss.
-                    if gap < 1 << 20 {
-                        self.header.dropped_events += gap;
-                    }
-                }
-                *last = r.sequence;
-            }
-            None if room => {
-                self.last_sequence.insert(stream, r.sequence);
-            }
-            None => {}
-        }
-    }
-
-    fn push_request(&mut self, r: &Record, key: Key, genesis: u64) {
-        let Some(offset_bytes) = r.sector.checked_mul(SECTOR_BYTES) else {
-            self.diagnostics.skip(|| {
-                format!(
-                    "blktrace: request at time {} has an impossible sector {}",
-                    r.time, r.sector
-                )
-            });
-            return;
-        };
-        self.stats.requests += 1;
-        let category = r.category();
-        let op = if category & TC_DISCARD != 0 {
-            Op::Discard
-        } else if category & TC_FLUSH != 0 && r.bytes == 0 {
-            Op::Flush
-        } else if category & TC_WRITE != 0 {
-            Op::Write
-        } else {
-            Op::Read
-        };
-        let event = IoEvent {
-            time_nanos: r.time.saturating_sub(genesis),
-            device: self.device_index(r.device),
-            offset_bytes,
-            len_bytes: r.bytes,
-            op,
-            latency_nanos: None,
-            pid: Some(r.pid),
-        };
-        self.pending.issue(key, r.time, event);
-    }
-
-    /// The next event that can be emitted in order, if any. With `at_end`, nothing more will come.
-    fn pop_ready(&mut self, at_end: bool) -> Option<IoEvent> {
-        let released = self.pending.pop(at_end)?;
-        let stats = self.pending.stats();
-        self.stats.evicted_pending = stats.evicted;
-        self.stats.requests_without_completion = stats.without_completion;
-        let mut event = released.item;
-        event.latency_nanos = released.latency_nanos;
-        Some(event)
-    }
-
-    /// Records the end-of-input notes once.
-    fn finish_notes(&mut self) {
-        if self.stats.evicted_pending > 0
-            && self.diagnostics.reasons.len() < crate::decode::MAX_REASONS
-        {
-            self.diagnostics.reasons.push(format!(
-                "blktrace: note: {} request(s) were emitted without a latency because more than {} requests were waiting for their completion",
-                self.stats.evicted_pending, MAX_PENDING
-            ));
-        }
-    }
-}
-
-struct Input {
-    reader: RecordReader,
-    head: Option<Record>,
-    exhausted: bool,
-    /// The CPU of this input's first record.
-    cpu: Option<u32>,
-}
-
-/// Decodes N blktrace inputs (per-CPU files) as one trace: a k-way merge of their records by
-/// timestamp, then request/completion matching on the merged stream. See the module docs.
-pub struct BlktraceMulti {
-    inputs: Vec<Input>,
-    matcher: Matcher,
-    /// Merged records not yet matched, in time order (see [`REORDER_RECORDS`]).
-    window: VecDeque<Record>,
-    /// Latest time of a record given to the matcher.
-    released_time: u64,
-    /// Records taken from the merge so far.
-    merged_records: u64,
-    /// Some input holds records of more than one CPU (a `blktrace -o -` stream).
-    mixed_cpus: bool,
-    failed: bool,
-    done: bool,
-}
-
-impl BlktraceMulti {
-    pub fn new(inputs: usize, options: &DecodeOptions) -> BlktraceMulti {
-        BlktraceMulti {
-            inputs: (0..inputs.max(1))
-                .map(|_| Input {
-                    reader: RecordReader::default(),
-                    head: None,
-                    exhausted: false,
-                    cpu: None,
-                })
-                .collect(),
-            matcher: Matcher::new(options),
-            window: VecDeque::new(),
-            released_time: 0,
-            merged_records: 0,
-            mixed_cpus: false,
-            failed: false,
-            done: false,
-        }
-    }
-
-    /// Matching counters (complete once the stream has ended).
-    pub fn stats(&self) -> BlktraceStats {
-        self.matcher.stats
-    }
-
-    /// Takes the next record of the merge (from input `n`) towards the matcher.
-    fn merged(&mut self, n: usize, r: Record) {
-        self.merged_records += 1;
-        let cpu = &mut self.inputs[n].cpu;
-        match *cpu {
-            None => *cpu = Some(r.cpu),
-            Some(c) if c != r.cpu => self.mixed_cpus = true,
-            Some(_) => {}
-        }
-        // Per-CPU files are each in time order, so their merge is too: once the first records
-        // showed one CPU per input, the window is not needed and records skip it (it is cold in
-        // cache when full). Any input mixing CPUs turns it back on.
-        let needed = self.mixed_cpus || self.merged_records <= REORDER_RECORDS as u64;
-        if !needed && self.window.is_empty() {
-            self.observe(r);
-            return;
-        }
-        self.reorder(r);
-        let keep = if needed { REORDER_RECORDS } else { 0 };
-        // One record out per record in; two while a window no longer needed drains.
-        for _ in 0..2 {
-            if self.window.len() <= keep {
-                break;
-            }
-            if let Some(w) = self.window.pop_front() {
-                self.observe(w);
-            }
-        }
-    }
-
-    /// Puts `r` into the reorder window, in time order (stable for equal times).
-    fn reorder(&mut self, r: Record) {
-        if self.window.back().is_none_or(|b| b.time <= r.time) {
-            self.window.push_back(r);
-        } else {
-            let at = self.window.partition_point(|x| x.time <= r.time);
-            self.window.insert(at, r);
-        }
-    }
-
-    fn observe(&mut self, r: Record) {
-        if r.time < self.released_time {
-            self.matcher.stats.out_of_order += 1;
-        }
-        self.released_time = self.released_time.max(r.time);
-        self.matcher.observe(&r);
-    }
-
-    fn next(&mut self) -> Result<Option<IoEvent>, DecodeError> {
-        if self.failed {
-            return Ok(None);
-        }
-        loop {
-            if let Some(e) = self.matcher.pop_ready(self.done) {
-                return Ok(Some(e));
-            }
-            if self.done {
-                return Ok(None);
-            }
-            let mut waiting = false;
-            for input in &mut self.inputs {
-                if input.head.is_some() || input.exhausted {
-                    continue;
-                }
-                match input.reader.next_record(&mut self.matcher.diagnostics) {
-                    Ok(Some(r)) => input.head = Some(r),
-                    Ok(None) if input.reader.finished => input.exhausted = true,
-                    Ok(None) => waiting = true,
-                    Err(e) => {
-                        self.failed = true;
-                        return Err(e);
-                    }
-                }
-            }
-            if waiting {
-                return Ok(None);
-            }
-            let best = self
-                .inputs
-                .iter()
-                .enumerate()
-                .filter_map(|(n, i)| i.head.map(|r| (r.time, n)))
-                .min();
-            match best {
-                Some((_, n)) => {
-                    if let Some(r) = self.inputs[n].head.take() {
-                        self.merged(n, r);
-                    }
-                }
-                None => match self.window.pop_front() {
-                    Some(r) => self.observe(r),
-                    None => {
-                        self.done = true;
-                        self.matcher.finish_notes();
-                    }
-                },
-            }
-        }
-    }
-}
-
-impl MultiDecoder for BlktraceMulti {
-    fn push(&mut self, input: usize, bytes: &[u8]) {
-        if let Some(i) = self.inputs.get_mut(input) {
-            i.reader.push(bytes);
-        }
-    }
-
-    fn finish_input(&mut self, input: usize) {
-        if let Some(i) = self.inputs.get_mut(input) {
-            i.reader.finished = true;
-        }
-    }
-
-    fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
-        self.next()
-    }
-
-    fn wants(&self) -> Option<usize> {
-        if self.failed || self.done {
-            return None;
-        }
-        self.inputs
-            .iter()
-            .position(|i| i.head.is_none() && !i.exhausted && !i.reader.finished)
-    }
-
-    fn header(&self) -> &TraceHeader {
-        &self.matcher.header
-    }
-
-    fn diagnostics(&self) -> &Diagnostics {
-        &self.matcher.diagnostics
-    }
 }
 
 /// Decodes one blktrace input (a single per-CPU file, or records of all CPUs in one stream).
@@ -840,8 +177,11 @@ impl Decoder for BlktraceDecoder {
 
 #[cfg(test)]
 mod tests {
+    use super::records::Endian;
     use super::*;
     use crate::decode::decode_chunked;
+    use crate::decode::Action;
+    use crate::event::Op;
 
     const DEV: u32 = (8 << 20) | 16;
     const W: u32 = TC_WRITE << 16;
@@ -1318,5 +658,71 @@ mod tests {
         assert!(run(b"", &issue_opts()).events.is_empty());
         let d = run(&le(1, 2, 3, TA_ISSUE | R)[..3], &issue_opts());
         assert_eq!(d.diagnostics.truncated_tail_bytes, 3);
+    }
+
+    proptest::proptest! {
+        /// Issue mode pairs records exactly as the brute-force reference matcher does (oldest
+        /// first by device, sector and direction; a requeue drops the newest), fed in chunks
+        /// of 1 to 7 bytes.
+        #[test]
+        fn pairs_like_the_reference_matcher_in_tiny_chunks(
+            records in proptest::collection::vec((0u8..3, 0u8..4, proptest::bool::ANY, 0u64..50), 0..80),
+            chunk in 1usize..8,
+        ) {
+            use crate::decode::pending::reference::Reference;
+            use crate::decode::pending::{MatchRule, PendingConfig, Pick, Withdrawal};
+            let mut reference = Reference::new(PendingConfig {
+                rule: MatchRule::Oldest,
+                max_pending: MAX_PENDING,
+                timeout_nanos: HORIZON_NANOS,
+                max_orphans: 0,
+                orphan_nanos: 0,
+            });
+            let (mut input, mut expected, mut issues) = (Vec::new(), Vec::new(), Vec::new());
+            let mut time = 1_000u64;
+            for &(what, sector, write, dt) in &records {
+                time += dt;
+                let dir = if write { W } else { R };
+                let key = sector * 2 + u8::from(write);
+                let sector = 64 * u64::from(sector);
+                match what {
+                    0 => {
+                        input.extend(le(time, sector, 4096, TA_ISSUE | dir));
+                        issues.push((time, sector * 512));
+                        reference.issue(key, time, issues.len() as u32);
+                    }
+                    1 => {
+                        input.extend(le(time, sector, 4096, TA_COMPLETE | dir));
+                        reference.complete(key, time);
+                    }
+                    _ => {
+                        input.extend(le(time, sector, 4096, TA_REQUEUE | dir));
+                        reference.withdraw(key, Pick::Newest, Withdrawal::Drop);
+                    }
+                }
+            }
+            while let Some(r) = reference.pop(true) {
+                expected.push(r);
+            }
+            let genesis = records.first().map_or(0, |r| 1_000 + r.3);
+            let want: Vec<(u64, u64, Option<u64>)> = expected
+                .iter()
+                .map(|&(n, latency)| {
+                    let (t, offset) = issues[n as usize - 1];
+                    (t - genesis, offset, latency)
+                })
+                .collect();
+            let one = decode_chunked(BlktraceDecoder::new(&issue_opts()), &input, input.len().max(1))
+                .expect("decodes");
+            let got: Vec<(u64, u64, Option<u64>)> = one
+                .events
+                .iter()
+                .map(|e| (e.time_nanos, e.offset_bytes, e.latency_nanos))
+                .collect();
+            proptest::prop_assert_eq!(&got, &want);
+            let chunked = decode_chunked(BlktraceDecoder::new(&issue_opts()), &input, chunk)
+                .expect("decodes");
+            proptest::prop_assert_eq!(chunked, one);
+        }
     }
 }

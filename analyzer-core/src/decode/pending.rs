@@ -404,26 +404,26 @@ impl<K: Copy + Eq + Hash, T: Copy> PendingRequests<K, T> {
     }
 }
 
+/// The brute-force reference matcher, for the property tests here and in the decoders.
 #[cfg(test)]
-mod tests {
+pub(crate) mod reference {
     use super::*;
-    use proptest::prelude::*;
 
     /// The brute-force reference: every request ever issued in one vector, every rule a linear
     /// scan, written from the module docs rather than from the implementation.
-    struct Reference {
-        config: PendingConfig,
+    pub(crate) struct Reference {
+        pub(crate) config: PendingConfig,
         /// (key, issue time, item, state, completion time).
         all: Vec<(u8, u64, u32, State, Option<u64>)>,
         /// Index of the first request not yet released.
         front: usize,
         orphans: Vec<(u8, u64)>,
-        now: u64,
-        stats: PendingStats,
+        pub(crate) now: u64,
+        pub(crate) stats: PendingStats,
     }
 
     impl Reference {
-        fn new(config: PendingConfig) -> Reference {
+        pub(crate) fn new(config: PendingConfig) -> Reference {
             Reference {
                 config,
                 all: Vec::new(),
@@ -450,7 +450,7 @@ mod tests {
                 .collect()
         }
 
-        fn issue(&mut self, key: u8, t: u64, item: u32) {
+        pub(crate) fn issue(&mut self, key: u8, t: u64, item: u32) {
             self.stats.issued += 1;
             self.now = self.now.max(t);
             self.expire();
@@ -466,7 +466,7 @@ mod tests {
             }
         }
 
-        fn complete(&mut self, key: u8, t: u64) -> bool {
+        pub(crate) fn complete(&mut self, key: u8, t: u64) -> bool {
             self.now = self.now.max(t);
             self.expire();
             let waiting = self.waiting(key);
@@ -496,7 +496,7 @@ mod tests {
             true
         }
 
-        fn withdraw(&mut self, key: u8, pick: Pick, how: Withdrawal) -> bool {
+        pub(crate) fn withdraw(&mut self, key: u8, pick: Pick, how: Withdrawal) -> bool {
             let waiting = self.waiting(key);
             let chosen = match pick {
                 Pick::Oldest => waiting.first(),
@@ -514,7 +514,7 @@ mod tests {
             true
         }
 
-        fn pop(&mut self, at_end: bool) -> Option<(u32, Option<u64>)> {
+        pub(crate) fn pop(&mut self, at_end: bool) -> Option<(u32, Option<u64>)> {
             while self.front < self.all.len() {
                 let held = self.all.len() - self.front;
                 let (_, t, item, state, done) = self.all[self.front];
@@ -538,6 +538,13 @@ mod tests {
             None
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reference::Reference;
+    use super::*;
+    use proptest::prelude::*;
 
     #[derive(Clone, Debug)]
     enum OpKind {

@@ -354,6 +354,12 @@ fn warnings(r: &Results) -> Vec<String> {
             bytes(s.truncated_tail_bytes)
         ));
     }
+    if s.end_marker_missing {
+        w.push(
+            "The recording has no end marker: its recorder was stopped before it finished (killed?), so events after the last complete chunk are missing."
+                .into(),
+        );
+    }
     if !s.footprint_exact {
         w.push("The footprint is estimated by spatial sampling (about 1% error).".into());
     }
@@ -420,26 +426,42 @@ mod tests {
 
     use crate::test_support::SAMPLE_ZST;
 
-    fn sample_results() -> Results {
+    /// What the app shows for `bytes` loaded as `file_name`.
+    fn results_of(bytes: &[u8], file_name: &str) -> Results {
         let mut s = Session::new(None, DecodeOptions::default());
-        s.push(SAMPLE_ZST)
+        s.push(bytes).map_err(|e| e.plain_words()).expect("loads");
+        s.finish()
             .map_err(|e| e.plain_words())
-            .expect("sample loads");
-        let done = s
-            .finish()
-            .map_err(|e| e.plain_words())
-            .expect("sample finishes");
-        Results {
-            file_name: "pgbench.tracefs.txt.zst".into(),
-            file_bytes: SAMPLE_ZST.len() as u64,
-            format: done.format.name().into(),
-            format_description: done.format.description().into(),
-            compression: done.codec.name().into(),
-            host: done.header.host.clone(),
-            stat: done.stat,
-            analysis: done.analysis,
-            embedded_sample_rate: None,
+            .expect("finishes")
+            .into_results(file_name.into(), bytes.len() as u64)
+    }
+
+    fn sample_results() -> Results {
+        results_of(SAMPLE_ZST, "pgbench.tracefs.txt.zst")
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn issue_11_a_recording_without_its_end_marker_is_a_warning() {
+        // A recording cut exactly after its last events chunk (a SIGKILLed recorder): no
+        // partial record, only the missing end marker says events may be lost.
+        let whole: &[u8] = include_bytes!("../../../tests/data/native/0001_fio_loop.bst");
+        let (mut pos, mut cut_at) = (12, 0);
+        while pos + 20 <= whole.len() {
+            let len = u32::from_le_bytes([
+                whole[pos + 8],
+                whole[pos + 9],
+                whole[pos + 10],
+                whole[pos + 11],
+            ]) as usize;
+            if whole[pos + 4] == 2 {
+                cut_at = pos + 20 + len;
+            }
+            pos += 20 + len;
         }
+        assert!(cut_at > 0 && cut_at < whole.len());
+        let says = |w: &[String]| w.iter().any(|x| x.contains("no end marker"));
+        assert!(says(&warnings(&results_of(&whole[..cut_at], "killed.bst"))));
+        assert!(!says(&warnings(&results_of(whole, "whole.bst"))));
     }
 
     fn array_request(r: &Results, url: &UrlState) -> PredictRequest {

@@ -37,6 +37,23 @@ pub struct Finished {
     pub analysis: AnalysisReport,
 }
 
+impl Finished {
+    /// What the UI shows for this load of `file_name` (`file_bytes` long).
+    pub fn into_results(self, file_name: String, file_bytes: u64) -> super::protocol::Results {
+        super::protocol::Results {
+            file_name,
+            file_bytes,
+            format: self.format.name().into(),
+            format_description: self.format.description().into(),
+            compression: self.codec.name().into(),
+            host: self.header.host.clone(),
+            stat: self.stat,
+            analysis: self.analysis,
+            embedded_sample_rate: None,
+        }
+    }
+}
+
 /// A trace being loaded.
 pub struct Session {
     options: DecodeOptions,
