@@ -121,6 +121,8 @@ impl Mergeable for StatSummary {
         m.truncated_tail_bytes = sum(parts, |p| p.truncated_tail_bytes);
         m.out_of_order_records = sum(parts, |p| p.out_of_order_records);
         m.clamped_records = sum(parts, |p| p.clamped_records);
+        // Any part cut before its end marker makes the whole input cut.
+        m.end_marker_missing = parts.iter().any(|p| p.end_marker_missing);
         m.dropped_events = parts.iter().map(|p| p.dropped_events).max().unwrap_or(0);
         m.footprint_blocks = sum(parts, |p| p.footprint_blocks);
         m.footprint_bytes = sum(parts, |p| p.footprint_bytes);
@@ -579,5 +581,18 @@ mod tests {
         assert_eq!(miss_ratio_at(&curve, 5.0), 0.75);
         assert_eq!(miss_ratio_at(&curve, 15.0), 0.375);
         assert_eq!(miss_ratio_at(&curve, 40.0), 0.25);
+    }
+
+    #[test]
+    fn a_cut_part_makes_the_merged_stat_cut() {
+        let whole = StatSummary::default();
+        let cut = StatSummary {
+            end_marker_missing: true,
+            ..StatSummary::default()
+        };
+        let merged = merge(&[whole.clone(), cut], Split::Device).unwrap();
+        assert!(merged.end_marker_missing);
+        let merged = merge(&[whole.clone(), whole], Split::Device).unwrap();
+        assert!(!merged.end_marker_missing);
     }
 }
