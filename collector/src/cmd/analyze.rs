@@ -401,7 +401,7 @@ pub fn print_devices(out: &mut impl Write, d: &DeviceReport) -> std::io::Result<
         writeln!(
             out,
             "  {:<16} {:>12} {:>6} {:>11} {:>11} {:>11} {:>6} {:>13}",
-            format!("{} others", count(o.devices)),
+            analyzer_core::units::plural(o.devices, "other", "others"),
             count(o.requests),
             share(o.reads, o.reads + o.writes),
             bytes(o.footprint_bytes),
