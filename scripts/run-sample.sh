@@ -17,6 +17,13 @@ out=${2:-out/blocksight-sample-report.html}
 
 echo "== building blocksight (release)" >&2
 cargo build --release --quiet -p collector
+if [ ! -f collector/web/STAMP ]; then
+  # A tree without the prebuilt bundle: build the web app (needs the web toolchain) and use it.
+  echo "== no prebuilt web bundle in collector/web/: building the web app (release)" >&2
+  "$here/setup.sh" --web
+  "$here/build-web.sh" >&2
+  export BLOCKSIGHT_WEB_DIR="$root/dist"
+fi
 bin="$root/target/release/blocksight"
 
 echo "== blocksight stat $sample"
