@@ -24,7 +24,7 @@ if [ ! -f collector/web/STAMP ]; then
   "$here/build-web.sh" >&2
   export BLOCKSIGHT_WEB_DIR="$root/dist"
 fi
-bin="$root/target/release/blocksight"
+bin="${CARGO_TARGET_DIR:-$root/target}/release/blocksight"
 
 echo "== blocksight stat $sample"
 "$bin" stat "$sample"
