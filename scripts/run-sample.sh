@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The main job on the bundled real sample trace (a PostgreSQL pgbench run recorded on this kind
 # of machine, tests/data/sample/): prints the summary and analysis in the terminal and writes the
-# self-contained HTML report, then says where it is. Installs what is missing first.
+# self-contained HTML report, then says where it is. Needs only cargo: the web app is the
+# prebuilt bundle in collector/web/, built into blocksight (`scripts/setup.sh --host` checks for
+# cargo and installs a C compiler when one is missing; no web toolchain is needed).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 cd "$root"
-"$here/setup.sh" --web
+"$here/setup.sh" --host
 # shellcheck source=env.sh
 . "$here/env.sh"
 
@@ -15,9 +17,14 @@ out=${2:-out/blocksight-sample-report.html}
 
 echo "== building blocksight (release)" >&2
 cargo build --release --quiet -p collector
-echo "== building the web app (release)" >&2
-"$here/build-web.sh" >&2
-bin="$root/target/release/blocksight"
+if [ ! -f collector/web/STAMP ]; then
+  # A tree without the prebuilt bundle: build the web app (needs the web toolchain) and use it.
+  echo "== no prebuilt web bundle in collector/web/: building the web app (release)" >&2
+  "$here/setup.sh" --web
+  "$here/build-web.sh" >&2
+  export BLOCKSIGHT_WEB_DIR="$root/dist"
+fi
+bin="${CARGO_TARGET_DIR:-$root/target}/release/blocksight"
 
 echo "== blocksight stat $sample"
 "$bin" stat "$sample"

@@ -3,7 +3,10 @@
 #
 #   scripts/setup.sh          everything (host toolchain checks, wasm32 route, trunk,
 #                             wasm-bindgen-cli, Chromium, fio, Node packages for the browser tests)
-#   scripts/setup.sh --web    only what building the web app needs (used by the main job)
+#   scripts/setup.sh --web    only what building the web app needs (scripts/build-web.sh)
+#   scripts/setup.sh --host   only what building the blocksight binary needs (the main job,
+#                             scripts/run-sample.sh: cargo and a C compiler; the web app is the
+#                             prebuilt bundle in collector/web/)
 #
 # The wasm32 route: a rustup toolchain with the wasm32-unknown-unknown target when one is
 # installed; otherwise Debian's rustc-web packages with cargo's build-std (rustup cannot download
@@ -25,6 +28,22 @@ need_deb() { for p in "$@"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | g
 have_rustup_wasm=false
 if command -v rustup >/dev/null && rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
   have_rustup_wasm=true
+fi
+
+if [ "$mode" = --host ]; then
+  # xz2 builds liblzma's bundled C source: a C compiler is all the host build needs beyond cargo.
+  if ! command -v cc >/dev/null; then
+    if command -v dpkg-query >/dev/null && [ "$(id -u)" -eq 0 ]; then
+      log "installing Debian packages: gcc libc6-dev"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gcc libc6-dev >/dev/null
+    else
+      log "no C compiler (cc): install gcc"
+      exit 1
+    fi
+  fi
+  log "ready"
+  exit 0
 fi
 
 if command -v dpkg-query >/dev/null; then

@@ -58,6 +58,9 @@ export WASM_BINDGEN_TEST_TIMEOUT=120
 
 step fmt            check cargo fmt --all -- --check
 step sans-io        check "$here/check-sans-io.sh"
+# The checked-in web bundle (collector/web/, embedded by report and serve) is stamped with the
+# sources it came from; after the trunk build below, the fresh build must equal it.
+step web-bundle-stamp check "$here/check-web-bundle.sh"
 step clippy-host    check cargo clippy --workspace --exclude web-app --all-targets --quiet -- -D warnings
 step clippy-wasm-core check wasm_cargo clippy -p analyzer-core --lib --test wasm --quiet -- -D warnings
 step clippy-wasm-web  check wasm_cargo clippy -p web-app --all-targets --quiet -- -D warnings
@@ -75,9 +78,11 @@ step test-wasm-core tests wasm_cargo test --release -p analyzer-core --test wasm
 step test-wasm-web  tests wasm_cargo test -p web-app
 rm -rf "${TMPDIR:-/tmp}"/org.chromium.Chromium.scoped_dir.* 2>/dev/null
 step trunk-build    check "$here/build-web.sh"
+step web-bundle-same check "$here/check-web-bundle.sh" --compare dist
 if [ -f tests/e2e/package.json ]; then
-  # The browser tests drive the debug blocksight built by the test-host step (report, serve).
-  step e2e-browser  tests bash -c "cd tests/e2e && BLOCKSIGHT_BIN=\"${CARGO_TARGET_DIR:-$root/target}/debug/blocksight\" node --test"
+  # The browser tests drive the debug blocksight built by the test-host step (report, serve),
+  # on the fresh trunk build in dist/ (BLOCKSIGHT_WEB_DIR), not the embedded bundle.
+  step e2e-browser  tests bash -c "cd tests/e2e && BLOCKSIGHT_WEB_DIR=\"$root/dist\" BLOCKSIGHT_BIN=\"${CARGO_TARGET_DIR:-$root/target}/debug/blocksight\" node --test"
   rm -rf "${TMPDIR:-/tmp}"/org.chromium.Chromium.scoped_dir.* 2>/dev/null
 fi
 

@@ -8,6 +8,7 @@
 //! to a limit and spatially sampled past it (hot data), and a fixed-size SHARDS sample for the
 //! LRU miss-ratio curve behind the cache-size recommendation.
 
+pub mod devices;
 pub mod heatmap;
 pub mod hot;
 pub mod latency;
@@ -23,6 +24,7 @@ use crate::mrc::shards::ShardsMode;
 use crate::mrc::{LruMrc, MrcReport, SizeSpec};
 use crate::stat::{empty_size_histogram, SizeBucket, SIZE_BUCKETS_BYTES};
 
+use self::devices::{DeviceReport, Devices};
 use self::heatmap::{HeatMap, HeatMapReport};
 use self::hot::{HotBlocks, HotReport};
 use self::latency::{LatencyHistogram, LatencySummary};
@@ -45,6 +47,13 @@ pub struct AnalysisConfig {
     pub mrc_sample_lines: u64,
     /// Sizes on the LRU curve.
     pub mrc_points: u32,
+    /// Rows of the per-device table (`analysis::devices`); 0 leaves it out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub device_rows: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Default for AnalysisConfig {
@@ -57,6 +66,7 @@ impl Default for AnalysisConfig {
             exact_block_limit: 1 << 21,
             mrc_sample_lines: 1 << 16,
             mrc_points: 64,
+            device_rows: 0,
         }
     }
 }
@@ -130,6 +140,10 @@ pub struct AnalysisReport {
     /// Whether the trace is long enough to size a cache from (`analysis::length`).
     #[serde(default)]
     pub trace_length: Option<LengthReport>,
+    /// Per device, ranked by what a cache would save (`analysis::devices`), when asked for
+    /// (`AnalysisConfig::device_rows`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_device: Option<DeviceReport>,
 }
 
 /// The streaming analysis.
@@ -149,6 +163,7 @@ pub struct Analysis {
     heatmap: HeatMap,
     mrc: LruMrc,
     length: TraceLength,
+    devices: Option<Devices>,
 }
 
 impl Analysis {
@@ -185,6 +200,8 @@ impl Analysis {
             ),
             mrc,
             length: TraceLength::new(block),
+            devices: (config.device_rows > 0)
+                .then(|| Devices::new(block, config.device_rows as usize)),
             config,
         }
     }
@@ -223,6 +240,9 @@ impl Analysis {
         self.heatmap.observe(e);
         self.mrc.observe(e);
         self.length.observe(e, &self.mrc);
+        if let Some(d) = self.devices.as_mut() {
+            d.observe(e);
+        }
     }
 
     /// The load over time of the events seen so far (cheap: the fixed bins), for a live chart
@@ -306,6 +326,7 @@ impl Analysis {
                 self.length
                     .finish(&self.mrc, rates_measured.then_some(duration_nanos)),
             ),
+            per_device: self.devices.as_ref().map(|d| d.finish(header, &self.hot)),
         }
     }
 }

@@ -10,6 +10,7 @@ mod cmd;
 use blocksight_host::input;
 mod output;
 mod record;
+mod web;
 
 /// Block-I/O trace analysis: hot data, SSD-cache simulation and RAID predictions.
 #[derive(Parser, Debug)]

@@ -8,7 +8,7 @@
 //! `parse_duration`), bytes into events, the result into JSON. No defaults or job logic here.
 
 use analyzer_core::decode::order::Reorder;
-use analyzer_core::job::load::{Load, LoadRequest};
+use analyzer_core::job::load::{Load, LoadRequest, DEFAULT_DEVICE_ROWS};
 use analyzer_core::job::mrc::{Mrc, MrcRequest, Sizes};
 use analyzer_core::job::predict::{ArrayParams, Predict, PredictRequest};
 use analyzer_core::job::simulate::{Simulate, SimulateRequest};
@@ -218,6 +218,12 @@ fn load_request(kind: &str, o: &Options) -> anyhow::Result<LoadRequest> {
         exact_block_limit: uint(o, "exact_blocks")?.unwrap_or(d.exact_block_limit),
         exact_mrc: flag(o, "exact_mrc")?,
         window_nanos: window(o)?,
+        device_rows: if flag(o, "per_device")? {
+            u32::try_from(uint(o, "top")?.unwrap_or(u64::from(DEFAULT_DEVICE_ROWS)))
+                .context("top: at most 4294967295 rows")?
+        } else {
+            0
+        },
     })
 }
 

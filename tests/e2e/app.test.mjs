@@ -31,6 +31,8 @@ function blocksightBin() {
 }
 
 const BIN = blocksightBin();
+// The app under test is the fresh trunk build in dist/, not the bundle built into blocksight.
+process.env.BLOCKSIGHT_WEB_DIR ??= join(root, 'dist');
 const run = (args) => execFileSync(BIN, args, { cwd: root, maxBuffer: 1 << 28 }).toString();
 
 let browser;

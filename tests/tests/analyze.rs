@@ -120,3 +120,65 @@ fn human_report_golden() {
         &String::from_utf8_lossy(&out.stdout),
     );
 }
+
+/// `analyze --per-device` on a multi-volume fixture: the rows add up to the whole trace, each
+/// row's counts match `stat` of that volume alone, and the text table matches its golden file.
+#[test]
+fn per_device_rows_add_up_and_match_each_volume_alone() {
+    let file = data_dir().join("tencent/cbs_sample.csv");
+    let f = file.to_str().expect("utf-8 path");
+    let r = json(&["analyze", f, "--per-device", "--top", "2", "--json", "-q"]);
+    let d = &r["per_device"];
+    let rows = d["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2);
+    let others = &d["others"];
+    assert_eq!(u(&d["devices"]), 2 + u(&others["devices"]));
+    let sum = |k: &str| rows.iter().map(|x| u(&x[k])).sum::<u64>() + u(&others[k]);
+    let ops = r["summary"]["ops"].as_array().expect("ops");
+    assert_eq!(sum("reads"), u(&ops[0]["requests"]));
+    assert_eq!(sum("writes"), u(&ops[1]["requests"]));
+    assert_eq!(
+        sum("footprint_bytes"),
+        u(&r["hot"]["all"]["footprint_bytes"])
+    );
+    // Ranked by what a cache saves.
+    let saved: Vec<u64> = rows.iter().map(|x| u(&x["saved_line_ios"])).collect();
+    assert!(saved.windows(2).all(|w| w[0] >= w[1]), "{saved:?}");
+    // Without --top the default is 20 rows: here every volume, no others.
+    let all = json(&["analyze", f, "--per-device", "--json", "-q"]);
+    assert_eq!(all["per_device"]["others"], Value::Null);
+    assert_eq!(all["config"]["device_rows"], 20);
+    let out = run_blocksight(["analyze", f, "--per-device", "-q"]);
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let table = &text[text.find("\nper device  ").expect("the table") + 1..];
+    assert_golden(&data_dir().join("tencent/cbs_sample.per-device.txt"), table);
+    // Without --per-device the report has no such field (older consumers see nothing new).
+    let plain = json(&["analyze", f, "--json", "-q"]);
+    assert!(plain.get("per_device").is_none());
+    assert!(plain["config"].get("device_rows").is_none());
+}
+
+/// A one-device trace's row is the analysis's own recommendation: the same sample size over
+/// the same hash (docs/analysis.md, "Per device").
+#[test]
+fn per_device_row_of_a_one_device_trace_is_the_analysis_recommendation() {
+    let sample = data_dir().join("sample/pgbench.bst");
+    let r = json(&[
+        "analyze",
+        sample.to_str().expect("utf-8 path"),
+        "--per-device",
+        "--json",
+        "-q",
+    ]);
+    let rows = r["per_device"]["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    let rec = &r["cache_sizing"]["recommendation"]["recommended"];
+    assert_eq!(row["recommended_bytes"], rec["size_bytes"]);
+    assert_eq!(row["hit_ratio"], rec["hit_ratio"]);
+    assert_eq!(row["footprint_bytes"], r["hot"]["all"]["footprint_bytes"]);
+    assert_eq!(
+        row["hot_90_bytes"], r["hot"]["all"]["hot_sizes"][1]["bytes"],
+        "hot data at 90%"
+    );
+}

@@ -49,3 +49,45 @@ fn real_samples_are_detected_and_match_their_goldens() {
         );
     }
 }
+
+/// `analyze --per-device --top 5 --json` of the real Tencent CBS sample (2,038 volumes) against
+/// its golden per-device table (tests/data/real/cloud_storage-sample.bz2.per-device.json).
+#[test]
+#[ignore = "needs the real samples: set BLOCKSIGHT_REAL_SAMPLES (tests/data/real/README.md)"]
+fn real_tencent_sample_per_device_table_matches_its_golden() {
+    let dir = std::env::var_os("BLOCKSIGHT_REAL_SAMPLES")
+        .map(std::path::PathBuf::from)
+        .expect("set BLOCKSIGHT_REAL_SAMPLES to the folder holding the samples");
+    let path = dir.join("cloud_storage-sample.bz2");
+    let out = run_blocksight([
+        std::ffi::OsStr::new("analyze"),
+        path.as_os_str(),
+        "--per-device".as_ref(),
+        "--top".as_ref(),
+        "5".as_ref(),
+        "--json".as_ref(),
+        "-q".as_ref(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let d = &r["per_device"];
+    assert_eq!(d["devices"], 2038, "the sample's distinct volumes");
+    let rows = d["rows"].as_array().expect("rows");
+    let total: u64 = rows
+        .iter()
+        .map(|x| x["requests"].as_u64().unwrap_or(0))
+        .sum::<u64>()
+        + d["others"]["requests"].as_u64().unwrap_or(0);
+    assert_eq!(total, r["summary"]["events"].as_u64().unwrap_or(0));
+    let text = serde_json::to_string_pretty(d).expect("json") + "\n";
+    assert_golden(
+        &data_dir()
+            .join("real")
+            .join("cloud_storage-sample.bz2.per-device.json"),
+        &text,
+    );
+}

@@ -278,6 +278,40 @@ impl HotBlocks {
         1
     }
 
+    /// Whether every block is counted (no spatial sampling yet).
+    pub fn is_exact(&self) -> bool {
+        self.threshold == u64::MAX
+    }
+
+    /// Per device: the hottest data serving `share` of the device's block accesses and its
+    /// footprint, both in (weighted) blocks.
+    pub fn per_device_hot(&self, share: f64) -> IntMap<u32, (f64, f64)> {
+        let mut by_device: IntMap<u32, Vec<(u64, f64)>> = IntMap::default();
+        for (&k, c) in &self.counts {
+            by_device
+                .entry(split_block_key(k).0)
+                .or_default()
+                .push((c.total(), self.weight(c)));
+        }
+        by_device
+            .into_iter()
+            .map(|(dev, mut v)| {
+                v.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
+                let total: f64 = v.iter().map(|&(n, w)| n as f64 * w).sum();
+                let footprint: f64 = v.iter().map(|&(_, w)| w).sum();
+                let (mut served, mut blocks) = (0.0, 0.0);
+                for &(n, w) in &v {
+                    if served >= share * total * (1.0 - 1e-12) {
+                        break;
+                    }
+                    served += n as f64 * w;
+                    blocks += w;
+                }
+                (dev, (blocks, footprint))
+            })
+            .collect()
+    }
+
     pub fn finish(&self, header: &TraceHeader) -> HotReport {
         let pairs = |f: &dyn Fn(&Entry) -> u64| -> Vec<(u64, f64)> {
             self.counts

@@ -23,9 +23,26 @@ pub struct LoadRequest {
     /// The analysis's LRU curve exactly (memory grows with the footprint) instead of SHARDS.
     #[serde(default)]
     pub exact_mrc: bool,
+    /// Rows of the per-device table (`analyze --per-device --top N`, the Overview's devices);
+    /// 0 leaves it out.
+    #[serde(default)]
+    pub device_rows: u32,
 }
 
+/// Rows of the per-device table unless a host asks for another count (`analyze --per-device`'s
+/// `--top`, the web app's Overview, a report).
+pub const DEFAULT_DEVICE_ROWS: u32 = 20;
+
 impl LoadRequest {
+    /// What the web app's load and `blocksight report` compute: the defaults plus the
+    /// per-device table the Overview shows.
+    pub fn app() -> LoadRequest {
+        LoadRequest {
+            device_rows: DEFAULT_DEVICE_ROWS,
+            ..LoadRequest::new()
+        }
+    }
+
     /// Stat and the analysis with their defaults, whole trace.
     pub fn new() -> LoadRequest {
         let d = AnalysisConfig::default();
@@ -35,6 +52,7 @@ impl LoadRequest {
             block_bytes: d.block_bytes,
             exact_block_limit: d.exact_block_limit,
             exact_mrc: false,
+            device_rows: 0,
         }
     }
 
@@ -48,6 +66,7 @@ impl LoadRequest {
             } else {
                 d.mrc_sample_lines
             },
+            device_rows: self.device_rows,
             ..d
         }
     }

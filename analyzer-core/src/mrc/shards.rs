@@ -106,6 +106,32 @@ impl Shards {
         s
     }
 
+    /// A fixed-size collector for one of many small populations (a device of a fleet trace):
+    /// its stack starts small, and [`Shards::set_max_lines`] can lower the limit later.
+    pub fn small(line_bytes: u64, max_lines: u64) -> Shards {
+        let mut s = Shards::new(line_bytes, ShardsMode::FixedSize { max_lines });
+        s.stack = StackDistance::with_min_capacity(256);
+        s
+    }
+
+    /// Lowers (or raises) a fixed-size collector's limit; past samples above it leave at once,
+    /// exactly as if the limit had been reached by new lines. No effect in fixed-rate mode.
+    pub fn set_max_lines(&mut self, max_lines: u64) {
+        if let ShardsMode::FixedSize { .. } = self.mode {
+            self.mode = ShardsMode::FixedSize { max_lines };
+            self.enforce_limit(max_lines);
+        }
+    }
+
+    fn enforce_limit(&mut self, max_lines: u64) {
+        while self.stack.len() as u64 > max_lines.max(1) {
+            let Some(top) = self.heap.pop() else { break };
+            self.stack.remove(top);
+            self.threshold = top.saturating_sub(1);
+            self.rate = self.rate_of_threshold();
+        }
+    }
+
     fn rate_of_threshold(&self) -> f64 {
         rate_of_threshold(self.threshold)
     }
@@ -139,12 +165,7 @@ impl Shards {
                 self.cold_weight += weight;
                 if let ShardsMode::FixedSize { max_lines } = self.mode {
                     self.heap.push(h);
-                    while self.stack.len() as u64 > max_lines.max(1) {
-                        let Some(top) = self.heap.pop() else { break };
-                        self.stack.remove(top);
-                        self.threshold = top.saturating_sub(1);
-                        self.rate = self.rate_of_threshold();
-                    }
+                    self.enforce_limit(max_lines);
                 }
             }
         }

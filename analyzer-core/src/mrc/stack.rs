@@ -41,12 +41,24 @@ pub struct StackDistance {
     tree: Vec<u32>,
     next_pos: usize,
     live: usize,
+    /// Position capacity never shrinks below this (0: [`MIN_CAPACITY`]).
+    min_capacity: usize,
 }
 
 impl StackDistance {
     pub fn new() -> StackDistance {
-        let mut s = StackDistance::default();
-        s.reset_capacity(MIN_CAPACITY);
+        StackDistance::with_min_capacity(MIN_CAPACITY)
+    }
+
+    /// A stack whose position array starts (and stays at least) `min_capacity` long: many small
+    /// stacks (one per device, `analysis::devices`) then cost little each.
+    pub fn with_min_capacity(min_capacity: usize) -> StackDistance {
+        let min_capacity = min_capacity.max(64);
+        let mut s = StackDistance {
+            min_capacity,
+            ..StackDistance::default()
+        };
+        s.reset_capacity(min_capacity);
         s
     }
 
@@ -182,7 +194,11 @@ impl StackDistance {
     fn compact(&mut self) {
         let old = std::mem::take(&mut self.slot_at_pos);
         let capacity = (self.live * CAPACITY_FACTOR)
-            .max(MIN_CAPACITY)
+            .max(if self.min_capacity == 0 {
+                MIN_CAPACITY
+            } else {
+                self.min_capacity
+            })
             .max(self.live + 64);
         self.reset_capacity(capacity);
         let mut next = 0usize;

@@ -2,8 +2,9 @@
 
 use std::io::Write;
 
+use analyzer_core::analysis::devices::DeviceReport;
 use analyzer_core::analysis::AnalysisReport;
-use analyzer_core::job::load::{Load, LoadRequest};
+use analyzer_core::job::load::{Load, LoadRequest, DEFAULT_DEVICE_ROWS};
 use analyzer_core::Op;
 use anyhow::Context;
 
@@ -25,6 +26,14 @@ pub struct Args {
     /// Distinct blocks counted exactly before hot data is spatially sampled.
     #[arg(long, default_value_t = 1 << 21)]
     pub exact_blocks: u64,
+    /// Also a table per device (requests, read share, footprint, hot data, the recommended
+    /// cache and its hit ratio), ranked by the back-end I/O that cache would save.
+    #[arg(long)]
+    pub per_device: bool,
+    /// Rows of the per-device table; the other devices are added up in one row.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_DEVICE_ROWS, requires = "per_device",
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub top: u32,
     /// Print the full report as JSON (fields documented in docs/analysis.md).
     #[arg(long)]
     pub json: bool,
@@ -35,6 +44,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         block_bytes: args.line_size,
         exact_block_limit: args.exact_blocks,
         exact_mrc: args.exact_mrc,
+        device_rows: if args.per_device { args.top } else { 0 },
         ..LoadRequest::new()
     })?;
     let (result, read) = input::run_job(&args.input, job)?;
@@ -342,6 +352,72 @@ pub fn print_text(out: &mut impl Write, r: &AnalysisReport) -> std::io::Result<(
         None => writeln!(out, "cache sizing  no reads or writes to size a cache for")?,
     }
     print_trace_length(out, r)?;
+    if let Some(d) = &r.per_device {
+        writeln!(out)?;
+        print_devices(out, d)?;
+    }
+    Ok(())
+}
+
+/// The per-device table (analysis::devices), already ranked and cut by the engine.
+pub fn print_devices(out: &mut impl Write, d: &DeviceReport) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "per device    {}, ranked by the back-end I/O a cache of the recommended size would save \
+         (one LRU cache per device, {} lines)",
+        analyzer_core::units::plural(d.devices, "device", "devices"),
+        bytes(d.line_bytes)
+    )?;
+    writeln!(
+        out,
+        "  {:<16} {:>12} {:>6} {:>11} {:>11} {:>11} {:>6} {:>13}",
+        "device", "requests", "reads", "footprint", "hot 90%", "cache", "hits", "saved I/Os"
+    )?;
+    let approx = |exact: bool| if exact { "" } else { "~" };
+    for r in &d.rows {
+        let name = if r.device_name.is_empty() {
+            r.device.to_string()
+        } else {
+            escape(&r.device_name)
+        };
+        writeln!(
+            out,
+            "  {:<16} {:>12} {:>6} {:>11} {:>11} {:>11} {:>6} {:>13}",
+            name,
+            count(r.requests),
+            share(r.reads, r.reads + r.writes),
+            format!("{}{}", approx(r.footprint_exact), bytes(r.footprint_bytes)),
+            format!("{}{}", approx(r.hot_exact), bytes(r.hot_90_bytes)),
+            r.recommended_bytes.map_or_else(|| "-".into(), bytes),
+            if r.recommended_bytes.is_some() {
+                pct(r.hit_ratio)
+            } else {
+                "-".into()
+            },
+            count(r.saved_line_ios)
+        )?;
+    }
+    if let Some(o) = &d.others {
+        writeln!(
+            out,
+            "  {:<16} {:>12} {:>6} {:>11} {:>11} {:>11} {:>6} {:>13}",
+            analyzer_core::units::plural(o.devices, "other", "others"),
+            count(o.requests),
+            share(o.reads, o.reads + o.writes),
+            bytes(o.footprint_bytes),
+            bytes(o.hot_90_bytes),
+            bytes(o.recommended_bytes),
+            pct(o.hit_ratio),
+            count(o.saved_line_ios)
+        )?;
+    }
+    if d.rows.iter().any(|r| !r.footprint_exact || !r.hot_exact) {
+        writeln!(
+            out,
+            "  ~ estimated from a spatial sample (footprint: the device's curve sample; hot data: \
+             the analysis's block sample)"
+        )?;
+    }
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! `blocksight report IN -o report.html`: one self-contained HTML file with the web app, the
 //! analysis results and a compact copy of the trace, which opens from `file://` with no network.
 //!
-//! The page is the same app `trunk build` produces (found at run time, see [`web_dir`]), with
+//! The page is the same app `trunk build` produces (built into the binary, see [`crate::web`]), with
 //! everything inlined: CSS in a `<style>`, the UI's wasm and JS glue started by one inline module
 //! script, and the worker's glue and wasm turned into a `blob:` URL. Results and the trace copy
 //! are base64 inside non-executable `<script type="application/octet-stream">` elements: base64
@@ -10,11 +10,11 @@
 //!
 //! The page assembly, its Content-Security-Policy and the trace copy live in
 //! [`analyzer_core::report`], shared with the web app's "Export report" button (see its
-//! documentation for the policy); this command finds the bundle on disk, reads the trace and
-//! writes the file.
+//! documentation for the policy); this command takes the bundle, reads the trace and writes the
+//! file.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use analyzer_core::compress::Codec;
 use analyzer_core::job::copy::{Copy, CopyRequest};
@@ -24,6 +24,7 @@ use analyzer_core::report::{self, Bundle, EmbeddedCopy, Page};
 use anyhow::{bail, Context};
 
 use crate::input::{self, InputArgs};
+use crate::web::{self, WebBundle};
 use analyzer_core::units::bytes;
 
 #[derive(clap::Args, Debug)]
@@ -41,12 +42,11 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let web = web_dir()?;
-    let bundle = load_bundle(&web)?;
+    let bundle = load_bundle(&web::bundle()?)?;
 
     // One read for the load and the copy; a second only when the copy must be sampled.
     let job = Pair::new(
-        Load::new(LoadRequest::new())?,
+        Load::new(LoadRequest::app())?,
         Copy::new(CopyRequest {
             embed_events: args.embed_events,
             total_events: None,
@@ -130,74 +130,18 @@ fn display_name(inputs: &[PathBuf]) -> String {
     }
 }
 
-/// Finds the built web bundle (`trunk build` output): `$BLOCKSIGHT_WEB_DIR`, then `web/` or
-/// `dist/` next to the executable, then the source tree's `dist/`.
-pub fn web_dir() -> anyhow::Result<PathBuf> {
-    let mut tried = Vec::new();
-    if let Some(dir) = std::env::var_os("BLOCKSIGHT_WEB_DIR") {
-        let dir = PathBuf::from(dir);
-        if is_bundle(&dir) {
-            return Ok(dir);
-        }
-        bail!(
-            "BLOCKSIGHT_WEB_DIR={} does not hold a built web app (no index.html, web-app_bg.wasm, \
-             worker_bg.wasm); build it with scripts/build-web.sh",
-            input::shown(&dir)
-        );
-    }
-    if let Some(exe_dir) = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(Path::to_path_buf))
-    {
-        for name in ["web", "dist"] {
-            let dir = exe_dir.join(name);
-            if is_bundle(&dir) {
-                return Ok(dir);
-            }
-            tried.push(dir);
-        }
-    }
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("dist");
-    if is_bundle(&repo) {
-        return Ok(repo);
-    }
-    tried.push(repo);
-    bail!(
-        "the web app is not built (looked in {}). Build it with scripts/build-web.sh (needs what \
-         scripts/setup.sh installs), or point BLOCKSIGHT_WEB_DIR at a `trunk build` output",
-        tried
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
-}
-
-fn is_bundle(dir: &Path) -> bool {
-    [
-        "index.html",
-        "web-app.js",
-        "web-app_bg.wasm",
-        "worker.js",
-        "worker_bg.wasm",
-    ]
-    .iter()
-    .all(|f| dir.join(f).is_file())
-}
-
-/// Reads the parts of the built bundle in `dir` a report inlines.
-pub fn load_bundle(dir: &Path) -> anyhow::Result<Bundle> {
+/// The parts of the web bundle a report inlines.
+pub fn load_bundle(web: &WebBundle) -> anyhow::Result<Bundle> {
     let read = |name: &str| {
-        std::fs::read(dir.join(name))
-            .with_context(|| format!("cannot read {}", input::shown(&dir.join(name))))
+        web.file(name)
+            .map(<[u8]>::to_vec)
+            .with_context(|| format!("{} has no {name}", web.origin))
     };
     let index = String::from_utf8_lossy(&read("index.html")?).into_owned();
     // The stylesheet: Trunk copies it as style.css (or inlines it into index.html).
-    let css = match std::fs::read_to_string(dir.join("style.css")) {
-        Ok(css) => css,
-        Err(_) => index
+    let css = match web.file("style.css") {
+        Some(css) => String::from_utf8_lossy(css).into_owned(),
+        None => index
             .split_once("<style")
             .and_then(|(_, rest)| rest.split_once('>'))
             .and_then(|(_, rest)| rest.split_once("</style>"))
@@ -213,7 +157,7 @@ pub fn load_bundle(dir: &Path) -> anyhow::Result<Bundle> {
         worker_wasm: read("worker_bg.wasm")?,
     };
     if let Err(e) = bundle.check() {
-        bail!("{e} ({})", input::shown(dir));
+        bail!("{e} ({})", web.origin);
     }
     Ok(bundle)
 }

@@ -19,7 +19,7 @@ use analyzer_core::http::{HeadError, HeadReader, RequestHead};
 
 use anyhow::Context;
 
-use super::report::web_dir;
+use crate::web::{self, WebBundle};
 
 const CSP: &str = "default-src 'self'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval' blob:; \
                    worker-src 'self' blob:; connect-src 'self'; style-src 'self' 'unsafe-inline'; \
@@ -39,25 +39,15 @@ pub struct Args {
 }
 
 struct Site {
-    web: PathBuf,
-    /// The bundle's files by URL path (`/index.html`, `/web-app.js`, ...).
-    files: Vec<(String, PathBuf)>,
+    /// The bundle (its files by name: `/NAME` serves `NAME`).
+    web: WebBundle,
+    /// The trace's URL path and file.
     trace: Option<(String, PathBuf)>,
     host: String,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let web = web_dir()?;
-    let mut files = Vec::new();
-    for entry in
-        std::fs::read_dir(&web).with_context(|| format!("cannot list {}", web.display()))?
-    {
-        let entry = entry?;
-        if entry.file_type()?.is_file() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            files.push((format!("/{name}"), entry.path()));
-        }
-    }
+    let web = web::bundle()?;
     let trace = match &args.input {
         Some(p) => {
             std::fs::metadata(p).with_context(|| format!("cannot open {}", p.display()))?;
@@ -74,7 +64,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let port = listener.local_addr()?.port();
     let site = Arc::new(Site {
         web,
-        files,
         trace,
         host: format!("127.0.0.1:{port}"),
     });
@@ -84,7 +73,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     };
     eprintln!(
         "blocksight: serving {} at {url} (Ctrl-C stops)",
-        site.web.display()
+        site.web.origin
     );
     println!("{url}");
     std::io::stdout().flush()?;
@@ -145,15 +134,15 @@ fn handle(stream: TcpStream, site: &Site, header_deadline: Duration) -> std::io:
         return respond(&mut out, 405, "Method Not Allowed", None);
     }
     let path = head.path();
-    let file = site
-        .files
-        .iter()
-        .chain(site.trace.iter())
-        .find(|(p, _)| p == path)
-        .map(|(_, f)| f.clone());
-    match file {
-        Some(f) => send_file(&mut out, &f, head.method == "HEAD"),
-        None => respond(&mut out, 404, "Not Found", None),
+    let head_only = head.method == "HEAD";
+    // Exact names only: no path is ever built from the request.
+    let name = path.strip_prefix('/').unwrap_or_default();
+    if let Some((_, bytes)) = site.web.files.iter().find(|(n, _)| n == name) {
+        return send_bytes(&mut out, Path::new(name), bytes, head_only);
+    }
+    match &site.trace {
+        Some((p, f)) if p == path => send_file(&mut out, f, head_only),
+        _ => respond(&mut out, 404, "Not Found", None),
     }
 }
 
@@ -235,18 +224,35 @@ fn respond(
     out.flush()
 }
 
+fn send_bytes(
+    out: &mut TcpStream,
+    name: &Path,
+    bytes: &[u8],
+    head_only: bool,
+) -> std::io::Result<()> {
+    write_ok_head(out, name, bytes.len() as u64)?;
+    if !head_only {
+        out.write_all(bytes)?;
+    }
+    out.flush()
+}
+
+fn write_ok_head(out: &mut TcpStream, name: &Path, len: u64) -> std::io::Result<()> {
+    write!(
+        out,
+        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {len}\r\nCache-Control: no-store\r\n\
+         X-Content-Type-Options: nosniff\r\nContent-Security-Policy: {CSP}\r\nConnection: close\r\n\r\n",
+        content_type(name)
+    )
+}
+
 fn send_file(out: &mut TcpStream, path: &Path, head_only: bool) -> std::io::Result<()> {
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(_) => return respond(out, 404, "Not Found", None),
     };
     let len = file.metadata()?.len();
-    write!(
-        out,
-        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {len}\r\nCache-Control: no-store\r\n\
-         X-Content-Type-Options: nosniff\r\nContent-Security-Policy: {CSP}\r\nConnection: close\r\n\r\n",
-        content_type(path)
-    )?;
+    write_ok_head(out, path, len)?;
     if !head_only {
         std::io::copy(&mut file, out)?;
     }

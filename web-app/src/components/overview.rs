@@ -10,7 +10,9 @@
 //! predicted speed-up of the Array view's first layout with an SSD cache of that size, which the
 //! worker computes by replaying the trace ([`speedup_request`]).
 
+use analyzer_core::analysis::devices::DeviceReport;
 use analyzer_core::stat::rates_unmeasured_reason;
+use analyzer_core::units::percent;
 use yew::prelude::*;
 
 use crate::charts::size_histogram::size_histogram;
@@ -366,6 +368,87 @@ fn warnings(r: &Results) -> Vec<String> {
     w
 }
 
+/// The per-device table's cells, one row per device then the `others` row: the engine's
+/// `analysis::devices` report (ranked and cut there), formatted as `analyze --per-device` prints
+/// it. Empty for a trace of one device, whose cards already say it all.
+pub fn device_cells(d: &DeviceReport) -> Vec<[String; 8]> {
+    if d.devices < 2 {
+        return Vec::new();
+    }
+    let approx = |exact: bool, b: u64| format!("{}{}", if exact { "" } else { "~" }, bytes(b));
+    let mut rows: Vec<[String; 8]> = d
+        .rows
+        .iter()
+        .map(|r| {
+            [
+                r.device_name.clone(),
+                count(r.requests),
+                pct(r.reads, r.reads + r.writes),
+                approx(r.footprint_exact, r.footprint_bytes),
+                approx(r.hot_exact, r.hot_90_bytes),
+                r.recommended_bytes.map_or_else(|| "-".into(), bytes),
+                if r.recommended_bytes.is_some() {
+                    percent(Some(r.hit_ratio))
+                } else {
+                    "-".into()
+                },
+                count(r.saved_line_ios),
+            ]
+        })
+        .collect();
+    if let Some(o) = &d.others {
+        rows.push([
+            analyzer_core::units::plural(o.devices, "other", "others"),
+            count(o.requests),
+            pct(o.reads, o.reads + o.writes),
+            bytes(o.footprint_bytes),
+            bytes(o.hot_90_bytes),
+            bytes(o.recommended_bytes),
+            percent(Some(o.hit_ratio)),
+            count(o.saved_line_ios),
+        ]);
+    }
+    rows
+}
+
+fn device_table(r: &Results) -> Html {
+    let Some(d) = r.analysis.per_device.as_ref() else {
+        return Html::default();
+    };
+    let rows = device_cells(d);
+    if rows.is_empty() {
+        return Html::default();
+    }
+    let head = [
+        "device",
+        "requests",
+        "reads",
+        "footprint",
+        "hot 90%",
+        "cache to buy",
+        "hit ratio",
+        "I/Os saved",
+    ];
+    html! {
+        <section class="chart-card">
+            <header><h3>{ format!("Devices ({}), by the back-end I/O a cache would save", count(d.devices)) }</h3></header>
+            <p class="hint">{ format!("One LRU cache per device of its recommended size, {} lines; \
+                I/Os saved = its hit ratio × the device's line accesses. ~ estimated from a sample.",
+                bytes(d.line_bytes)) }</p>
+            <div class="table-wrap">
+                <table class="data-table" data-testid="table-devices">
+                    <thead><tr>{ for head.iter().map(|h| html! { <th>{ *h }</th> }) }</tr></thead>
+                    <tbody>
+                        { for rows.iter().map(|cells| html! {
+                            <tr>{ for cells.iter().map(|c| html! { <td>{ c }</td> }) }</tr>
+                        }) }
+                    </tbody>
+                </table>
+            </div>
+        </section>
+    }
+}
+
 #[function_component]
 pub fn Overview(props: &OverviewProps) -> Html {
     let r = &props.results;
@@ -410,6 +493,7 @@ pub fn Overview(props: &OverviewProps) -> Html {
                 as_table={props.tables.iter().any(|t| t == "sizes")}
                 on_toggle_table={props.on_toggle_table.clone()}
                 on_drawn={props.on_drawn.clone()} />
+            { device_table(r) }
         </div>
     }
 }
@@ -467,6 +551,43 @@ mod tests {
     fn array_request(r: &Results, url: &UrlState) -> PredictRequest {
         PredictRequest::new(url.arrays.clone(), Some(chosen_cache(r, url)), url.qd)
             .with_curve(url.curve)
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn the_device_table_is_the_engines_ranking_with_others_last() {
+        // The app's load asks for the table; the one-device sample shows none.
+        let r = sample_results();
+        let d = r.analysis.per_device.as_ref().expect("the app asks for it");
+        assert_eq!(d.devices, 1);
+        assert!(device_cells(d).is_empty());
+        // Three devices, the first two rows kept: the engine's order, then the others.
+        let mut d = d.clone();
+        let row = d.rows[0].clone();
+        d.devices = 3;
+        d.rows = vec![
+            analyzer_core::analysis::devices::DeviceRow {
+                device_name: "vol-a".into(),
+                saved_line_ios: 12_345,
+                ..row.clone()
+            },
+            analyzer_core::analysis::devices::DeviceRow {
+                device_name: "vol-b".into(),
+                recommended_bytes: None,
+                ..row
+            },
+        ];
+        d.others = Some(analyzer_core::analysis::devices::OtherDevices {
+            devices: 1,
+            requests: 7,
+            ..Default::default()
+        });
+        let cells = device_cells(&d);
+        assert_eq!(cells.len(), 3);
+        assert_eq!(cells[0][0], "vol-a");
+        assert_eq!(cells[0][7], "12,345");
+        assert_eq!((cells[1][5].as_str(), cells[1][6].as_str()), ("-", "-"));
+        assert_eq!(cells[2][0], "1 other");
+        assert_eq!(cells[2][1], "7");
     }
 
     #[wasm_bindgen_test(unsupported = test)]

@@ -86,7 +86,7 @@ impl Session {
             plain_head: Vec::new(),
             decoder: None,
             codec: Codec::None,
-            load: Load::new(LoadRequest::new()).ok(),
+            load: Load::new(LoadRequest::app()).ok(),
             events: 0,
             input_bytes: 0,
         }
@@ -104,7 +104,7 @@ impl Session {
         if self.load.is_some() {
             self.load = Load::new(LoadRequest {
                 window_nanos,
-                ..LoadRequest::new()
+                ..LoadRequest::app()
             })
             .ok();
         }
@@ -264,7 +264,7 @@ impl Session {
         // An events-only session's summaries are of no events (the caller's job has them).
         let mut load = match self.load.take() {
             Some(l) => Ok(l),
-            None => Load::new(LoadRequest::new()),
+            None => Load::new(LoadRequest::app()),
         }
         .map_err(|e| LoadError::new(LoadErrorKind::Read, e.to_string()))?;
         let done = load
