@@ -8,17 +8,22 @@
 //! free), an open-loop driver calls [`Engine::submit_at`] with the request's time. Both end with
 //! [`Engine::finish`].
 
+mod controller_state;
+mod disk;
+mod raid5d;
+mod results;
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use serde::{Deserialize, Serialize};
-
-use super::controller::{ControllerModel, DirtyMap, MdSettings};
-use super::device::{DeviceModel, DiskScheduling, HddGeometry, Placement, SsdTiming};
+use super::controller::{ControllerModel, DirtyMap};
+use super::device::{DeviceModel, Placement};
 use super::histogram::Histogram;
-use super::layout::{DiskOp, DiskView, Level, Member, Node, MAX_COMMAND_BYTES};
-use super::md::{MdConfig, MdLevel, MdModel, MdOp};
-use crate::event::{IoEvent, Op};
+use super::layout::{DiskOp, Level, Member, Node};
+
+use disk::{timing_of, Disk, InDisk, Timing, View};
+use raid5d::MdTiming;
+pub use results::{DiskUse, Latency, RunResult};
 
 /// Host requests in flight beyond which an open-loop replay waits (the array is overloaded;
 /// bounded memory matters more than modelling an unbounded queue).
@@ -68,173 +73,6 @@ struct Req {
     waiters: Vec<u32>,
     /// Host requests that are served by other requests (e.g. a read-ahead hit).
     done: bool,
-}
-
-/// A member command queued or in service at a disk, with the fields the scheduler reads
-/// copied in (no indirection through the request in the SATF loop).
-struct InDisk {
-    req: u32,
-    op: DiskOp,
-    place: Placement,
-}
-
-enum Timing {
-    Hdd(HddGeometry, u32, DiskScheduling),
-    Ssd(SsdTiming),
-}
-
-struct Disk {
-    timing: Timing,
-    parallelism: u32,
-    queue: VecDeque<u32>,
-    in_service: u32,
-    head_radial: f64,
-    head_bytes: u64,
-    /// Look-ahead: the drive read up to `ra_base` at `ra_time` and keeps reading from there.
-    ra_valid: bool,
-    ra_start: u64,
-    ra_base: u64,
-    ra_time: f64,
-    ra_rate: f64,
-    busy_nanos: f64,
-    ops: u64,
-    /// Member I/O as the RAID layer issued it (md: one bio per stripe page).
-    reads: u64,
-    writes: u64,
-    read_bytes: u64,
-    write_bytes: u64,
-}
-
-impl Disk {
-    /// Counts one member I/O the RAID layer issued.
-    fn count(&mut self, write: bool, len_bytes: u32) {
-        if write {
-            self.writes += 1;
-            self.write_bytes += u64::from(len_bytes);
-        } else {
-            self.reads += 1;
-            self.read_bytes += u64::from(len_bytes);
-        }
-    }
-}
-
-struct View<'a>(&'a [Disk]);
-
-impl DiskView for View<'_> {
-    fn outstanding(&self, disk: u32) -> u32 {
-        self.0
-            .get(disk as usize)
-            .map(|d| d.queue.len() as u32 + d.in_service)
-            .unwrap_or(0)
-    }
-    fn head_bytes(&self, disk: u32) -> u64 {
-        self.0.get(disk as usize).map(|d| d.head_bytes).unwrap_or(0)
-    }
-}
-
-/// Utilisation and load of one member device over the measured window.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DiskUse {
-    pub index: u32,
-    /// `array` or `cache`.
-    pub tier: String,
-    pub utilisation: f64,
-    pub iops: f64,
-    /// Reads and writes the RAID layer sent this device during the window, and their bytes
-    /// (for Linux md RAID 5/6: md's bios, one per 4 KiB stripe page, as `--md-members`
-    /// counts them; the timing merges adjacent ones into one command, as the block layer's
-    /// plugging does).
-    pub reads: u64,
-    pub writes: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-}
-
-/// Latency summary of the counted host requests.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Latency {
-    pub mean_nanos: f64,
-    pub p50_nanos: u64,
-    pub p95_nanos: u64,
-    pub p99_nanos: u64,
-}
-
-/// What one simulation measured.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
-    pub requests: u64,
-    pub elapsed_nanos: u64,
-    pub iops: f64,
-    pub read_iops: f64,
-    pub write_iops: f64,
-    pub bytes_per_sec: f64,
-    pub latency: Latency,
-    pub read_latency: Latency,
-    pub disks: Vec<DiskUse>,
-    pub controller_utilisation: f64,
-    pub parity_utilisation: f64,
-    /// Linux md RAID 5/6 only: stripe heads handled during the window, and the busy share of
-    /// the threads handling them (`raid5d` plus `group_thread_cnt` workers); 0 otherwise.
-    pub md_stripe_heads: u64,
-    pub raid5d_utilisation: f64,
-    /// Member-disk commands issued during the window.
-    pub backend_requests: u64,
-    /// Open-loop requests that had to wait because too many were outstanding.
-    pub throttled_requests: u64,
-    /// The resource that limits throughput, in words.
-    pub bottleneck: String,
-}
-
-/// The md RAID 5/6 state of a software array: the stripe model that decides member I/O and the
-/// threads that handle stripe heads.
-struct MdTiming {
-    model: MdModel,
-    /// Layout member → device index.
-    disk_of: Vec<u32>,
-    settings: MdSettings,
-    /// When each handling thread is next free (`raid5d` first).
-    threads_free_at: Vec<f64>,
-    busy_nanos: f64,
-    heads: u64,
-    ops: Vec<MdOp>,
-}
-
-impl MdTiming {
-    /// md's model for a flat, healthy RAID 5/6 over disks; `None` for anything md's RAID 5/6
-    /// code would not run as modelled (nested nodes, degraded arrays, chunks that are not
-    /// whole pages), which keeps the layout's generic rule.
-    fn for_layout(node: &Node, settings: &MdSettings) -> Option<MdTiming> {
-        let level = match node.level {
-            Level::Raid5 => MdLevel::Raid5,
-            Level::Raid6 => MdLevel::Raid6,
-            _ => return None,
-        };
-        if !node.failed.is_empty() {
-            return None;
-        }
-        let disk_of: Vec<u32> = node
-            .members
-            .iter()
-            .map(|m| match m {
-                Member::Disk(d) => Some(*d),
-                Member::Node(_) => None,
-            })
-            .collect::<Option<_>>()?;
-        let mut config = MdConfig::new(level, disk_of.len() as u32, node.chunk_bytes);
-        config.stripe_cache_size = settings.stripe_cache_size;
-        config.group_thread_cnt = settings.group_thread_cnt;
-        let mut model = MdModel::new(&config).ok()?;
-        model.record_ops();
-        Some(MdTiming {
-            model,
-            disk_of,
-            threads_free_at: vec![0.0; settings.group_thread_cnt as usize + 1],
-            settings: settings.clone(),
-            busy_nanos: 0.0,
-            heads: 0,
-            ops: Vec::new(),
-        })
-    }
 }
 
 pub struct Engine {
@@ -287,20 +125,6 @@ pub struct Engine {
 const EV_DISK_DONE: u8 = 0;
 const EV_REQ_DONE: u8 = 1;
 const EV_REQ_START: u8 = 2;
-
-fn timing_of(m: &DeviceModel) -> (Timing, u32) {
-    match m {
-        DeviceModel::Hdd(h) => (
-            Timing::Hdd(HddGeometry::new(h), h.queue_depth.max(1), h.scheduling),
-            1,
-        ),
-        DeviceModel::Ssd(s) => {
-            let t = SsdTiming::new(s);
-            let lanes = t.lanes;
-            (Timing::Ssd(t), lanes)
-        }
-    }
-}
 
 /// Bytes of one full stripe of the top node (the destage and read-ahead unit).
 pub fn stripe_bytes(node: &Node) -> u64 {
@@ -416,42 +240,6 @@ impl Engine {
         self.host_outstanding
     }
 
-    /// Restarts the measurement window at the current time (call after warm-up).
-    pub fn start_measuring(&mut self) {
-        self.measuring = true;
-        self.window_start = self.now;
-        self.window_end = None;
-        self.hist = Histogram::new();
-        self.read_hist = Histogram::new();
-        self.reads_done = 0;
-        self.writes_done = 0;
-        self.bytes_done = 0;
-        self.backend_ops = 0;
-        self.ctrl_busy = 0.0;
-        self.parity_busy = 0.0;
-        for d in &mut self.disks {
-            d.busy_nanos = 0.0;
-            d.ops = 0;
-            d.reads = 0;
-            d.writes = 0;
-            d.read_bytes = 0;
-            d.write_bytes = 0;
-        }
-        if let Some(md) = &mut self.md {
-            md.busy_nanos = 0.0;
-            md.heads = 0;
-        }
-    }
-
-    /// Closes the measurement window now (call before draining a closed loop, so the tail with
-    /// fewer outstanding requests is not measured).
-    pub fn stop_measuring(&mut self) {
-        if self.measuring {
-            self.window_end = Some(self.now);
-            self.measuring = false;
-        }
-    }
-
     /// Issues `io` as soon as fewer than `depth` closed-loop requests are outstanding.
     pub fn submit_closed(&mut self, depth: usize, io: HostIo) {
         while self.closed_outstanding >= depth.max(1) {
@@ -501,78 +289,6 @@ impl Engine {
             self.window_end = Some(self.now);
         }
         self.result()
-    }
-
-    fn result(&self) -> RunResult {
-        let end = self.window_end.unwrap_or(self.now);
-        let elapsed = end.saturating_sub(self.window_start).max(1);
-        let secs = elapsed as f64 * 1e-9;
-        let requests = self.reads_done + self.writes_done;
-        let lat = |h: &Histogram| Latency {
-            mean_nanos: h.mean_nanos(),
-            p50_nanos: h.quantile_nanos(0.50),
-            p95_nanos: h.quantile_nanos(0.95),
-            p99_nanos: h.quantile_nanos(0.99),
-        };
-        let disks: Vec<DiskUse> = self
-            .disks
-            .iter()
-            .enumerate()
-            .map(|(i, d)| DiskUse {
-                index: if i < self.array_disks {
-                    i as u32
-                } else {
-                    (i - self.array_disks) as u32
-                },
-                tier: if i < self.array_disks {
-                    "array".into()
-                } else {
-                    "cache".into()
-                },
-                utilisation: (d.busy_nanos / (elapsed as f64 * f64::from(d.parallelism))).min(1.0),
-                iops: d.ops as f64 / secs,
-                reads: d.reads,
-                writes: d.writes,
-                read_bytes: d.read_bytes,
-                write_bytes: d.write_bytes,
-            })
-            .collect();
-        let controller_utilisation = (self.ctrl_busy / elapsed as f64).min(1.0);
-        let parity_utilisation = (self.parity_busy / elapsed as f64).min(1.0);
-        let (md_stripe_heads, raid5d_utilisation) = match &self.md {
-            Some(md) => (
-                md.heads,
-                (md.busy_nanos / (elapsed as f64 * md.threads_free_at.len() as f64)).min(1.0),
-            ),
-            None => (0, 0.0),
-        };
-        let bottleneck = name_bottleneck(
-            &disks,
-            controller_utilisation,
-            parity_utilisation,
-            self.md
-                .as_ref()
-                .map(|m| (raid5d_utilisation, m.threads_free_at.len())),
-            &self.controller,
-        );
-        RunResult {
-            requests,
-            elapsed_nanos: elapsed,
-            iops: requests as f64 / secs,
-            read_iops: self.reads_done as f64 / secs,
-            write_iops: self.writes_done as f64 / secs,
-            bytes_per_sec: self.bytes_done as f64 / secs,
-            latency: lat(&self.hist),
-            read_latency: lat(&self.read_hist),
-            disks,
-            controller_utilisation,
-            parity_utilisation,
-            md_stripe_heads,
-            raid5d_utilisation,
-            backend_requests: self.backend_ops,
-            throttled_requests: self.throttled,
-            bottleneck,
-        }
     }
 
     fn alloc_req(&mut self, kind: Kind, io: HostIo) -> u32 {
@@ -635,59 +351,6 @@ impl Engine {
             }
         }
         self.admit(id);
-    }
-
-    fn absorb_write(&mut self, id: u32) {
-        let io = self.reqs[id as usize].io;
-        self.dirty
-            .insert(io.offset_bytes, io.offset_bytes + u64::from(io.len_bytes));
-        self.complete_after_overhead(id);
-    }
-
-    /// Read-ahead: returns true when the read is served (now or when a prefetch lands).
-    fn read_ahead(&mut self, id: u32) -> bool {
-        let io = self.reqs[id as usize].io;
-        let start = io.offset_bytes;
-        let end = start + u64::from(io.len_bytes);
-        let sequential =
-            start == self.last_read_end || (start >= self.ra_start && start < self.ra_end);
-        self.last_read_end = end;
-        if !sequential {
-            return false;
-        }
-        let window = self.controller.read_ahead_bytes;
-        let covered = start >= self.ra_start && end <= self.ra_end;
-        // Keep one window ahead of the reader.
-        if self.ra_inflight.is_none() && end + window / 2 > self.ra_end {
-            let from = self.ra_end.max(end);
-            let len = window.min(MAX_COMMAND_BYTES);
-            let pf = self.alloc_req(
-                Kind::Prefetch,
-                HostIo {
-                    offset_bytes: from,
-                    len_bytes: len as u32,
-                    write: false,
-                    target: Target::Array,
-                    host_bytes: 0,
-                },
-            );
-            if !covered {
-                self.ra_start = from;
-            }
-            self.ra_end = from + len;
-            self.ra_inflight = Some(pf);
-            self.admit(pf);
-        }
-        if !covered {
-            return false;
-        }
-        match self.ra_inflight {
-            Some(pf) if start >= self.reqs[pf as usize].io.offset_bytes => {
-                self.reqs[pf as usize].waiters.push(id);
-            }
-            _ => self.complete_after_overhead(id),
-        }
-        true
     }
 
     /// Passes the controller's ceilings, then expands the request onto the disks.
@@ -772,95 +435,6 @@ impl Engine {
         }
     }
 
-    /// Runs one request through md's stripe model: fills `ops` with its member commands
-    /// (pre-reads in phase 0, writes in phase 1; adjacent 4 KiB bios to one member merged into
-    /// one command, as the block layer's plug merges them), counts md's bios per member, and
-    /// returns when the threads handling its stripe heads are done with them (`None` when it
-    /// handled none: reads go straight to the member, md's chunk-aligned read path).
-    fn md_expand(&mut self, io: HostIo, ops: &mut Vec<DiskOp>) -> Option<f64> {
-        let measuring = self.measuring;
-        let now = self.now as f64;
-        let md = self.md.as_mut()?;
-        let before = md.model.heads_handled();
-        md.model.observe(&IoEvent {
-            time_nanos: self.now,
-            device: 0,
-            offset_bytes: io.offset_bytes,
-            len_bytes: io.len_bytes,
-            op: if io.write { Op::Write } else { Op::Read },
-            latency_nanos: None,
-            pid: None,
-        });
-        let heads = md.model.heads_handled() - before;
-        md.ops.clear();
-        md.model.take_ops(&mut md.ops);
-        for o in &md.ops {
-            let disk = md.disk_of.get(o.member as usize).copied().unwrap_or(0);
-            if measuring {
-                self.disks[disk as usize].count(o.write, o.len_bytes);
-            }
-            ops.push(DiskOp {
-                disk,
-                offset_bytes: o.offset_bytes,
-                len_bytes: o.len_bytes,
-                write: o.write,
-                phase: u8::from(o.write && io.write),
-            });
-        }
-        ops.sort_by_key(|o| (o.phase, o.disk, o.offset_bytes));
-        let mut merged = 0usize;
-        for i in 0..ops.len() {
-            let o = ops[i];
-            if merged > 0 {
-                let last = &mut ops[merged - 1];
-                let end = last.offset_bytes + u64::from(last.len_bytes);
-                if last.phase == o.phase
-                    && last.disk == o.disk
-                    && last.write == o.write
-                    && end == o.offset_bytes
-                    && u64::from(last.len_bytes) + u64::from(o.len_bytes) <= MAX_COMMAND_BYTES
-                {
-                    last.len_bytes += o.len_bytes;
-                    continue;
-                }
-            }
-            ops[merged] = o;
-            merged += 1;
-        }
-        ops.truncate(merged);
-        if heads == 0 {
-            return None;
-        }
-        if measuring {
-            md.heads += heads;
-        }
-        // Each head goes to the thread free first; the request's member I/O starts when its
-        // last head has been handled.
-        let cost = md.settings.stripe_cost_nanos.max(0.0);
-        let mut done = now;
-        if md.threads_free_at.len() == 1 {
-            let t = md.threads_free_at[0].max(now) + heads as f64 * cost;
-            md.threads_free_at[0] = t;
-            done = t;
-        } else {
-            for _ in 0..heads {
-                let (i, free) = md
-                    .threads_free_at
-                    .iter()
-                    .copied()
-                    .enumerate()
-                    .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
-                let t = free.max(now) + cost;
-                md.threads_free_at[i] = t;
-                done = done.max(t);
-            }
-        }
-        if measuring {
-            md.busy_nanos += heads as f64 * cost;
-        }
-        Some(done)
-    }
-
     /// Sends every op of the request's next phase to its disk.
     fn start_phase(&mut self, id: u32) {
         let (from, to) = {
@@ -907,75 +481,6 @@ impl Engine {
         }
     }
 
-    /// Starts commands on `disk` while it has free capacity.
-    fn dispatch(&mut self, disk: usize) {
-        loop {
-            let d = &self.disks[disk];
-            if d.in_service >= d.parallelism || d.queue.is_empty() {
-                return;
-            }
-            let now = self.now;
-            let mut media_done = 0.0;
-            let (pick, service) = match &d.timing {
-                Timing::Ssd(t) => {
-                    let op = &self.in_disk[d.queue[0] as usize].op;
-                    (0usize, t.service_nanos(op.len_bytes, op.write))
-                }
-                Timing::Hdd(g, depth, sched) => {
-                    let window = match sched {
-                        DiskScheduling::Fifo => 1,
-                        DiskScheduling::Satf => (*depth as usize).min(d.queue.len()),
-                    };
-                    let mut best = (0usize, f64::INFINITY, 0.0, 0.0);
-                    for (i, &slot) in d.queue.iter().take(window).enumerate() {
-                        let rec = &self.in_disk[slot as usize];
-                        if let Some((positioning, service, media_done)) =
-                            hdd_cost(d, g, now, &rec.op, &rec.place, best.1)
-                        {
-                            if positioning < best.1 {
-                                best = (i, positioning, service, media_done);
-                            }
-                        }
-                    }
-                    media_done = now as f64 + best.3;
-                    (best.0, best.2)
-                }
-            };
-            let d = &mut self.disks[disk];
-            let Some(slot) = d.queue.remove(pick) else {
-                return;
-            };
-            d.in_service += 1;
-            let done = now as f64 + service;
-            if self.measuring {
-                d.busy_nanos += service;
-                d.ops += 1;
-            }
-            let rec = &self.in_disk[slot as usize];
-            let op = rec.op;
-            if let Timing::Hdd(g, _, _) = &d.timing {
-                d.head_radial = rec.place.radial;
-                if op.write {
-                    d.ra_valid = false;
-                } else {
-                    let continuing = d.ra_valid
-                        && op.offset_bytes >= d.ra_start
-                        && op.offset_bytes <= d.ra_base + g.lookahead_bytes;
-                    if !continuing {
-                        d.ra_start = op.offset_bytes;
-                    }
-                    d.ra_valid = true;
-                    d.ra_base = op.offset_bytes + u64::from(op.len_bytes);
-                    d.ra_time = media_done;
-                    d.ra_rate = g.rate_at(&rec.place);
-                }
-            }
-            d.head_bytes = op.offset_bytes + u64::from(op.len_bytes);
-            self.heap
-                .push(Reverse((done.ceil() as u64, EV_DISK_DONE, slot)));
-        }
-    }
-
     /// Processes one event; false when there is none.
     fn step(&mut self) -> bool {
         let Some(Reverse((t, kind, id))) = self.heap.pop() else {
@@ -999,16 +504,6 @@ impl Engine {
             _ => self.finish_host(id),
         }
         true
-    }
-
-    fn complete_after_overhead(&mut self, id: u32) {
-        if self.controller.overhead_nanos == 0 {
-            // No controller time to add: complete now and save an event.
-            self.finish_host(id);
-            return;
-        }
-        let t = self.now + self.controller.overhead_nanos;
-        self.heap.push(Reverse((t, EV_REQ_DONE, id)));
     }
 
     /// All member commands of the request are done.
@@ -1065,104 +560,6 @@ impl Engine {
         self.reqs[id as usize].done = true;
         self.free_req(id);
     }
-
-    fn admit_blocked(&mut self) {
-        while let Some(&id) = self.blocked_writes.front() {
-            let len = u64::from(self.reqs[id as usize].io.len_bytes);
-            if self.dirty.bytes() + self.dirty_inflight_bytes + len
-                > self.controller.write_back_bytes
-            {
-                // A write larger than the whole cache goes straight through.
-                if len > self.controller.write_back_bytes
-                    && self.destage_inflight == 0
-                    && self.dirty.is_empty()
-                {
-                    self.blocked_writes.pop_front();
-                    self.admit(id);
-                    continue;
-                }
-                return;
-            }
-            self.blocked_writes.pop_front();
-            self.absorb_write(id);
-        }
-    }
-
-    /// Keeps destage commands in flight while dirty data exists (elevator order, cut at
-    /// full stripes so sequential writes become full-stripe writes).
-    fn pump_destage(&mut self) {
-        let limit =
-            (self.controller.destage_per_disk.max(1) as usize * self.array_disks.max(1)) as u32;
-        let cache = self.controller.write_back_bytes as f64;
-        let dirty = self.dirty.bytes() as f64;
-        if dirty >= cache * self.controller.destage_high_fraction
-            || !self.blocked_writes.is_empty()
-            || self.host_outstanding == 0
-        {
-            self.destaging = true;
-        } else if dirty < cache * self.controller.destage_low_fraction {
-            self.destaging = false;
-        }
-        while self.destaging && self.destage_inflight < limit {
-            let Some((s, e)) = self.dirty.take_next(self.destage_cursor, self.stripe_bytes) else {
-                break;
-            };
-            self.destage_cursor = e;
-            self.dirty_inflight_bytes += e - s;
-            self.destage_inflight += 1;
-            let io = HostIo {
-                offset_bytes: s,
-                len_bytes: (e - s) as u32,
-                write: true,
-                target: Target::Array,
-                host_bytes: 0,
-            };
-            let id = self.alloc_req(Kind::Destage, io);
-            self.admit(id);
-        }
-        if self.blocked_writes.front().is_some() && self.destage_inflight == 0 {
-            self.admit_blocked();
-        }
-    }
-}
-
-/// Cost of a hard-disk command started at `now`: (positioning, service, media-done offset), or
-/// `None` when its positioning cannot beat `bound`. A read that continues the drive's last read
-/// is served from the look-ahead buffer: the head kept reading while the previous data crossed
-/// the interface, so only the part not yet read waits for the media.
-#[inline]
-fn hdd_cost(
-    d: &Disk,
-    g: &HddGeometry,
-    now: u64,
-    op: &DiskOp,
-    place: &Placement,
-    bound: f64,
-) -> Option<(f64, f64, f64)> {
-    if !op.write && d.ra_valid && d.in_service == 0 {
-        let end = op.offset_bytes + u64::from(op.len_bytes);
-        if op.offset_bytes >= d.ra_start && end <= d.ra_base + g.lookahead_bytes {
-            let ready = if end <= d.ra_base {
-                d.ra_time
-            } else {
-                d.ra_time + (end - d.ra_base) as f64 / d.ra_rate
-            };
-            let start = now as f64 + g.overhead_nanos();
-            let wait = (ready - start).max(0.0);
-            let positioning = g.overhead_nanos() + wait;
-            return Some((
-                positioning,
-                positioning + place.bus_nanos,
-                (ready - now as f64).max(0.0),
-            ));
-        }
-    }
-    let positioning = g.positioning_below(now, d.head_radial, place, op.write, bound)?;
-    Some((
-        positioning,
-        positioning + place.media_nanos,
-        positioning + place.media_nanos,
-    ))
 }
 
 /// Parity chunks a write of `[offset, offset + len)` updates on a flat RAID 5/6 node: one per
@@ -1191,71 +588,11 @@ fn shift_disks(node: &mut Node, by: u32) {
     }
 }
 
-fn name_bottleneck(
-    disks: &[DiskUse],
-    ctrl: f64,
-    parity: f64,
-    raid5d: Option<(f64, usize)>,
-    c: &ControllerModel,
-) -> String {
-    const BUSY: f64 = 0.85;
-    let busiest = disks
-        .iter()
-        .filter(|d| d.tier == "array")
-        .map(|d| d.utilisation)
-        .fold(0.0, f64::max);
-    let cache = disks
-        .iter()
-        .filter(|d| d.tier == "cache")
-        .map(|d| d.utilisation)
-        .fold(0.0, f64::max);
-    let mean = {
-        let a: Vec<f64> = disks
-            .iter()
-            .filter(|d| d.tier == "array")
-            .map(|d| d.utilisation)
-            .collect();
-        a.iter().sum::<f64>() / a.len().max(1) as f64
-    };
-    let mut candidates = vec![(
-        busiest,
-        if mean > 0.0 && busiest > 1.5 * mean {
-            "one member disk (hot spot)"
-        } else {
-            "the member disks"
-        },
-    )];
-    candidates.push((cache, "the SSD cache devices"));
-    if c.max_iops.is_some() || c.max_bytes_per_sec.is_some() {
-        candidates.push((ctrl, "the controller's per-logical-drive ceiling"));
-    }
-    if c.parity_chunks_per_sec.is_some() {
-        candidates.push((parity, "the controller's parity engine"));
-    }
-    if let Some((u, threads)) = raid5d {
-        candidates.push((
-            u,
-            if threads == 1 {
-                "raid5d (md's single stripe-handling thread; raise group_thread_cnt)"
-            } else {
-                "raid5d and its group_thread_cnt workers (md stripe handling)"
-            },
-        ));
-    }
-    let (u, what) = candidates
-        .into_iter()
-        .fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
-    if u >= BUSY {
-        format!("{what} ({:.0}% busy)", u * 100.0)
-    } else {
-        format!("none saturated (busiest: {what}, {:.0}% busy): latency-bound, more outstanding I/O would raise IOPS", u * 100.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::array::device::{DiskPreset, SsdTiming};
+    use crate::event::{IoEvent, Op};
 
     fn ssd_engine() -> (Engine, f64) {
         let model = DiskPreset::SataSsd.model();
