@@ -19,17 +19,17 @@ impl Engine {
         let io = self.reqs[id as usize].io;
         let start = io.offset_bytes;
         let end = start + u64::from(io.len_bytes);
-        let sequential =
-            start == self.last_read_end || (start >= self.ra_start && start < self.ra_end);
-        self.last_read_end = end;
+        let sequential = start == self.last_read_end_bytes
+            || (start >= self.ra_start_bytes && start < self.ra_end_bytes);
+        self.last_read_end_bytes = end;
         if !sequential {
             return false;
         }
         let window = self.controller.read_ahead_bytes;
-        let covered = start >= self.ra_start && end <= self.ra_end;
+        let covered = start >= self.ra_start_bytes && end <= self.ra_end_bytes;
         // Keep one window ahead of the reader.
-        if self.ra_inflight.is_none() && end + window / 2 > self.ra_end {
-            let from = self.ra_end.max(end);
+        if self.ra_inflight.is_none() && end + window / 2 > self.ra_end_bytes {
+            let from = self.ra_end_bytes.max(end);
             let len = window.min(MAX_COMMAND_BYTES);
             let pf = self.alloc_req(
                 Kind::Prefetch,
@@ -42,9 +42,9 @@ impl Engine {
                 },
             );
             if !covered {
-                self.ra_start = from;
+                self.ra_start_bytes = from;
             }
-            self.ra_end = from + len;
+            self.ra_end_bytes = from + len;
             self.ra_inflight = Some(pf);
             self.admit(pf);
         }
@@ -108,10 +108,13 @@ impl Engine {
             self.destaging = false;
         }
         while self.destaging && self.destage_inflight < limit {
-            let Some((s, e)) = self.dirty.take_next(self.destage_cursor, self.stripe_bytes) else {
+            let Some((s, e)) = self
+                .dirty
+                .take_next(self.destage_cursor_bytes, self.stripe_bytes)
+            else {
                 break;
             };
-            self.destage_cursor = e;
+            self.destage_cursor_bytes = e;
             self.dirty_inflight_bytes += e - s;
             self.destage_inflight += 1;
             let io = HostIo {

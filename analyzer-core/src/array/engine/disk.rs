@@ -28,12 +28,13 @@ pub(super) struct Disk {
     pub(super) in_service: u32,
     pub(super) head_radial: f64,
     pub(super) head_bytes: u64,
-    /// Look-ahead: the drive read up to `ra_base` at `ra_time` and keeps reading from there.
+    /// Look-ahead: the drive read up to `ra_base_bytes` at `ra_time_nanos` and keeps reading
+    /// from there at `ra_rate_bytes_per_nano` (the media rate at that zone).
     pub(super) ra_valid: bool,
-    pub(super) ra_start: u64,
-    pub(super) ra_base: u64,
-    pub(super) ra_time: f64,
-    pub(super) ra_rate: f64,
+    pub(super) ra_start_bytes: u64,
+    pub(super) ra_base_bytes: u64,
+    pub(super) ra_time_nanos: f64,
+    pub(super) ra_rate_bytes_per_nano: f64,
     pub(super) busy_nanos: f64,
     pub(super) ops: u64,
     /// Member I/O as the RAID layer issued it (md: one bio per stripe page).
@@ -93,8 +94,8 @@ impl Engine {
                 return;
             }
             let now = self.now;
-            let mut media_done = 0.0;
-            let (pick, service) = match &d.timing {
+            let mut media_done_nanos = 0.0;
+            let (pick, service_nanos) = match &d.timing {
                 Timing::Ssd(t) => {
                     let op = &self.in_disk[d.queue[0] as usize].op;
                     (0usize, t.service_nanos(op.len_bytes, op.write))
@@ -104,19 +105,26 @@ impl Engine {
                         DiskScheduling::Fifo => 1,
                         DiskScheduling::Satf => (*depth as usize).min(d.queue.len()),
                     };
-                    let mut best = (0usize, f64::INFINITY, 0.0, 0.0);
+                    let mut best = (
+                        0usize,
+                        HddCost {
+                            positioning_nanos: f64::INFINITY,
+                            service_nanos: 0.0,
+                            media_done_after_nanos: 0.0,
+                        },
+                    );
                     for (i, &slot) in d.queue.iter().take(window).enumerate() {
                         let rec = &self.in_disk[slot as usize];
-                        if let Some((positioning, service, media_done)) =
-                            hdd_cost(d, g, now, &rec.op, &rec.place, best.1)
+                        if let Some(cost) =
+                            hdd_cost(d, g, now, &rec.op, &rec.place, best.1.positioning_nanos)
                         {
-                            if positioning < best.1 {
-                                best = (i, positioning, service, media_done);
+                            if cost.positioning_nanos < best.1.positioning_nanos {
+                                best = (i, cost);
                             }
                         }
                     }
-                    media_done = now as f64 + best.3;
-                    (best.0, best.2)
+                    media_done_nanos = now as f64 + best.1.media_done_after_nanos;
+                    (best.0, best.1.service_nanos)
                 }
             };
             let d = &mut self.disks[disk];
@@ -124,9 +132,9 @@ impl Engine {
                 return;
             };
             d.in_service += 1;
-            let done = now as f64 + service;
+            let done_nanos = now as f64 + service_nanos;
             if self.measuring {
-                d.busy_nanos += service;
+                d.busy_nanos += service_nanos;
                 d.ops += 1;
             }
             let rec = &self.in_disk[slot as usize];
@@ -137,25 +145,36 @@ impl Engine {
                     d.ra_valid = false;
                 } else {
                     let continuing = d.ra_valid
-                        && op.offset_bytes >= d.ra_start
-                        && op.offset_bytes <= d.ra_base + g.lookahead_bytes;
+                        && op.offset_bytes >= d.ra_start_bytes
+                        && op.offset_bytes <= d.ra_base_bytes + g.lookahead_bytes;
                     if !continuing {
-                        d.ra_start = op.offset_bytes;
+                        d.ra_start_bytes = op.offset_bytes;
                     }
                     d.ra_valid = true;
-                    d.ra_base = op.offset_bytes + u64::from(op.len_bytes);
-                    d.ra_time = media_done;
-                    d.ra_rate = g.rate_at(&rec.place);
+                    d.ra_base_bytes = op.offset_bytes + u64::from(op.len_bytes);
+                    d.ra_time_nanos = media_done_nanos;
+                    d.ra_rate_bytes_per_nano = g.rate_at(&rec.place);
                 }
             }
             d.head_bytes = op.offset_bytes + u64::from(op.len_bytes);
             self.heap
-                .push(Reverse((done.ceil() as u64, EV_DISK_DONE, slot)));
+                .push(Reverse((done_nanos.ceil() as u64, EV_DISK_DONE, slot)));
         }
     }
 }
 
-/// Cost of a hard-disk command started at `now`: (positioning, service, media-done offset), or
+/// What a hard-disk command started at `now` costs, in nanoseconds from `now`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct HddCost {
+    /// Until the head is on track and the data under it (the SATF key).
+    pub(super) positioning_nanos: f64,
+    /// Until the command completes at the interface (positioning + media or bus transfer).
+    pub(super) service_nanos: f64,
+    /// Until the media has read the command's last byte (the look-ahead's start point).
+    pub(super) media_done_after_nanos: f64,
+}
+
+/// Cost of a hard-disk command started at `now` (an [`HddCost`]), or
 /// `None` when its positioning cannot beat `bound`. A read that continues the drive's last read
 /// is served from the look-ahead buffer: the head kept reading while the previous data crossed
 /// the interface, so only the part not yet read waits for the media.
@@ -167,29 +186,29 @@ pub(super) fn hdd_cost(
     op: &DiskOp,
     place: &Placement,
     bound: f64,
-) -> Option<(f64, f64, f64)> {
+) -> Option<HddCost> {
     if !op.write && d.ra_valid && d.in_service == 0 {
         let end = op.offset_bytes + u64::from(op.len_bytes);
-        if op.offset_bytes >= d.ra_start && end <= d.ra_base + g.lookahead_bytes {
-            let ready = if end <= d.ra_base {
-                d.ra_time
+        if op.offset_bytes >= d.ra_start_bytes && end <= d.ra_base_bytes + g.lookahead_bytes {
+            let ready = if end <= d.ra_base_bytes {
+                d.ra_time_nanos
             } else {
-                d.ra_time + (end - d.ra_base) as f64 / d.ra_rate
+                d.ra_time_nanos + (end - d.ra_base_bytes) as f64 / d.ra_rate_bytes_per_nano
             };
             let start = now as f64 + g.overhead_nanos();
             let wait = (ready - start).max(0.0);
             let positioning = g.overhead_nanos() + wait;
-            return Some((
-                positioning,
-                positioning + place.bus_nanos,
-                (ready - now as f64).max(0.0),
-            ));
+            return Some(HddCost {
+                positioning_nanos: positioning,
+                service_nanos: positioning + place.bus_nanos,
+                media_done_after_nanos: (ready - now as f64).max(0.0),
+            });
         }
     }
     let positioning = g.positioning_below(now, d.head_radial, place, op.write, bound)?;
-    Some((
-        positioning,
-        positioning + place.media_nanos,
-        positioning + place.media_nanos,
-    ))
+    Some(HddCost {
+        positioning_nanos: positioning,
+        service_nanos: positioning + place.media_nanos,
+        media_done_after_nanos: positioning + place.media_nanos,
+    })
 }

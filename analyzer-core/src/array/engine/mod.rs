@@ -23,7 +23,7 @@ use super::layout::{DiskOp, Level, Member, Node};
 
 use disk::{timing_of, Disk, InDisk, Timing, View};
 use raid5d::MdTiming;
-pub use results::{DiskUse, Latency, RunResult};
+pub use results::{DiskUse, Latency, RunResult, Tier};
 
 /// Host requests in flight beyond which an open-loop replay waits (the array is overloaded;
 /// bounded memory matters more than modelling an unbounded queue).
@@ -94,19 +94,19 @@ pub struct Engine {
     closed_outstanding: usize,
     host_outstanding: usize,
     // Controller state.
-    ctrl_free_at: f64,
-    parity_free_at: f64,
-    ctrl_busy: f64,
-    parity_busy: f64,
+    ctrl_free_at_nanos: f64,
+    parity_free_at_nanos: f64,
+    ctrl_busy_nanos: f64,
+    parity_busy_nanos: f64,
     dirty: DirtyMap,
     dirty_inflight_bytes: u64,
-    destage_cursor: u64,
+    destage_cursor_bytes: u64,
     destage_inflight: u32,
     destaging: bool,
     blocked_writes: VecDeque<u32>,
-    last_read_end: u64,
-    ra_start: u64,
-    ra_end: u64,
+    last_read_end_bytes: u64,
+    ra_start_bytes: u64,
+    ra_end_bytes: u64,
     ra_inflight: Option<u32>,
     // Measurement.
     measuring: bool,
@@ -162,10 +162,10 @@ impl Engine {
                 head_radial: 0.0,
                 head_bytes: 0,
                 ra_valid: false,
-                ra_start: 0,
-                ra_base: 0,
-                ra_time: 0.0,
-                ra_rate: 1.0,
+                ra_start_bytes: 0,
+                ra_base_bytes: 0,
+                ra_time_nanos: 0.0,
+                ra_rate_bytes_per_nano: 1.0,
                 busy_nanos: 0.0,
                 ops: 0,
                 reads: 0,
@@ -203,19 +203,19 @@ impl Engine {
             op_pool: Vec::new(),
             closed_outstanding: 0,
             host_outstanding: 0,
-            ctrl_free_at: 0.0,
-            parity_free_at: 0.0,
-            ctrl_busy: 0.0,
-            parity_busy: 0.0,
+            ctrl_free_at_nanos: 0.0,
+            parity_free_at_nanos: 0.0,
+            ctrl_busy_nanos: 0.0,
+            parity_busy_nanos: 0.0,
             dirty: DirtyMap::default(),
             dirty_inflight_bytes: 0,
-            destage_cursor: 0,
+            destage_cursor_bytes: 0,
             destage_inflight: 0,
             destaging: false,
             blocked_writes: VecDeque::new(),
-            last_read_end: u64::MAX,
-            ra_start: 0,
-            ra_end: 0,
+            last_read_end_bytes: u64::MAX,
+            ra_start_bytes: 0,
+            ra_end_bytes: 0,
             ra_inflight: None,
             measuring: true,
             window_start: 0,
@@ -367,9 +367,9 @@ impl Engine {
                 .unwrap_or(0.0);
             let service = by_iops.max(by_bytes);
             if service > 0.0 {
-                start = start.max(self.ctrl_free_at);
-                self.ctrl_free_at = start + service;
-                self.ctrl_busy += service;
+                start = start.max(self.ctrl_free_at_nanos);
+                self.ctrl_free_at_nanos = start + service;
+                self.ctrl_busy_nanos += service;
             }
         }
         let view = View(&self.disks);
@@ -419,9 +419,9 @@ impl Engine {
         if parity > 0 {
             if let Some(rate) = ctrl.parity_chunks_per_sec {
                 let service = f64::from(parity) * 1e9 / rate.max(1e-9);
-                start = start.max(self.parity_free_at);
-                self.parity_free_at = start + service;
-                self.parity_busy += service;
+                start = start.max(self.parity_free_at_nanos);
+                self.parity_free_at_nanos = start + service;
+                self.parity_busy_nanos += service;
             }
         }
         let r = &mut self.reqs[id as usize];

@@ -16,7 +16,7 @@ pub(super) struct MdTiming {
     pub(super) disk_of: Vec<u32>,
     pub(super) settings: MdSettings,
     /// When each handling thread is next free (`raid5d` first).
-    pub(super) threads_free_at: Vec<f64>,
+    pub(super) threads_free_at_nanos: Vec<f64>,
     pub(super) busy_nanos: f64,
     pub(super) heads: u64,
     pub(super) ops: Vec<MdOp>,
@@ -51,7 +51,7 @@ impl MdTiming {
         Some(MdTiming {
             model,
             disk_of,
-            threads_free_at: vec![0.0; settings.group_thread_cnt as usize + 1],
+            threads_free_at_nanos: vec![0.0; settings.group_thread_cnt as usize + 1],
             settings: settings.clone(),
             busy_nanos: 0.0,
             heads: 0,
@@ -127,20 +127,20 @@ impl Engine {
         // last head has been handled.
         let cost = md.settings.stripe_cost_nanos.max(0.0);
         let mut done = now;
-        if md.threads_free_at.len() == 1 {
-            let t = md.threads_free_at[0].max(now) + heads as f64 * cost;
-            md.threads_free_at[0] = t;
+        if md.threads_free_at_nanos.len() == 1 {
+            let t = md.threads_free_at_nanos[0].max(now) + heads as f64 * cost;
+            md.threads_free_at_nanos[0] = t;
             done = t;
         } else {
             for _ in 0..heads {
                 let (i, free) = md
-                    .threads_free_at
+                    .threads_free_at_nanos
                     .iter()
                     .copied()
                     .enumerate()
                     .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
                 let t = free.max(now) + cost;
-                md.threads_free_at[i] = t;
+                md.threads_free_at_nanos[i] = t;
                 done = done.max(t);
             }
         }

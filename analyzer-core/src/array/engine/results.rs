@@ -7,12 +7,31 @@ use super::Engine;
 use crate::array::controller::ControllerModel;
 use crate::array::histogram::Histogram;
 
+/// Which set of devices a [`DiskUse`] belongs to: the array's members or the SSD cache tier's
+/// devices. Serialised as `"array"` / `"cache"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Array,
+    Cache,
+}
+
+impl Tier {
+    /// The JSON name: `array` or `cache`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Array => "array",
+            Tier::Cache => "cache",
+        }
+    }
+}
+
 /// Utilisation and load of one member device over the measured window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DiskUse {
     pub index: u32,
-    /// `array` or `cache`.
-    pub tier: String,
+    /// Which set of devices it belongs to (`"array"` or `"cache"` in JSON).
+    pub tier: Tier,
     pub utilisation: f64,
     pub iops: f64,
     /// Reads and writes the RAID layer sent this device during the window, and their bytes
@@ -72,8 +91,8 @@ impl Engine {
         self.writes_done = 0;
         self.bytes_done = 0;
         self.backend_ops = 0;
-        self.ctrl_busy = 0.0;
-        self.parity_busy = 0.0;
+        self.ctrl_busy_nanos = 0.0;
+        self.parity_busy_nanos = 0.0;
         for d in &mut self.disks {
             d.busy_nanos = 0.0;
             d.ops = 0;
@@ -119,9 +138,9 @@ impl Engine {
                     (i - self.array_disks) as u32
                 },
                 tier: if i < self.array_disks {
-                    "array".into()
+                    Tier::Array
                 } else {
-                    "cache".into()
+                    Tier::Cache
                 },
                 utilisation: (d.busy_nanos / (elapsed as f64 * f64::from(d.parallelism))).min(1.0),
                 iops: d.ops as f64 / secs,
@@ -131,12 +150,12 @@ impl Engine {
                 write_bytes: d.write_bytes,
             })
             .collect();
-        let controller_utilisation = (self.ctrl_busy / elapsed as f64).min(1.0);
-        let parity_utilisation = (self.parity_busy / elapsed as f64).min(1.0);
+        let controller_utilisation = (self.ctrl_busy_nanos / elapsed as f64).min(1.0);
+        let parity_utilisation = (self.parity_busy_nanos / elapsed as f64).min(1.0);
         let (md_stripe_heads, raid5d_utilisation) = match &self.md {
             Some(md) => (
                 md.heads,
-                (md.busy_nanos / (elapsed as f64 * md.threads_free_at.len() as f64)).min(1.0),
+                (md.busy_nanos / (elapsed as f64 * md.threads_free_at_nanos.len() as f64)).min(1.0),
             ),
             None => (0, 0.0),
         };
@@ -146,7 +165,7 @@ impl Engine {
             parity_utilisation,
             self.md
                 .as_ref()
-                .map(|m| (raid5d_utilisation, m.threads_free_at.len())),
+                .map(|m| (raid5d_utilisation, m.threads_free_at_nanos.len())),
             &self.controller,
         );
         RunResult {
@@ -180,18 +199,18 @@ pub(super) fn name_bottleneck(
     const BUSY: f64 = 0.85;
     let busiest = disks
         .iter()
-        .filter(|d| d.tier == "array")
+        .filter(|d| d.tier == Tier::Array)
         .map(|d| d.utilisation)
         .fold(0.0, f64::max);
     let cache = disks
         .iter()
-        .filter(|d| d.tier == "cache")
+        .filter(|d| d.tier == Tier::Cache)
         .map(|d| d.utilisation)
         .fold(0.0, f64::max);
     let mean = {
         let a: Vec<f64> = disks
             .iter()
-            .filter(|d| d.tier == "array")
+            .filter(|d| d.tier == Tier::Array)
             .map(|d| d.utilisation)
             .collect();
         a.iter().sum::<f64>() / a.len().max(1) as f64
