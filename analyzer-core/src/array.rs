@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 pub use cache_tier::{CacheAccess, CacheTier, SimulatorTier};
 pub use controller::ControllerModel;
 pub use device::{DeviceModel, DiskPreset};
-pub use engine::{Engine, HostIo, RunResult, Target};
+pub use engine::{Engine, HostIo, RunResult, Target, Tier};
 pub use layout::{Level, Member, Node, ParityWrite};
 pub use profile::{AccessSpec, Generator, ProfileKind};
 
@@ -468,11 +468,43 @@ pub fn run_synthetic<'c>(
     engine.finish()
 }
 
+/// The load one replay (or one curve point) ran at: a closed loop's outstanding I/Os, or an
+/// open loop's speed factor (trace time ÷ factor). In JSON `{"outstanding": 12}` or
+/// `{"speed_factor": 2.0}`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Load {
+    /// Host I/Os kept outstanding (closed loop).
+    Outstanding(u32),
+    /// Trace time divided by this factor (open loop, unitless).
+    #[serde(rename = "speed_factor")]
+    Speed(f64),
+}
+
+impl Load {
+    /// The replay mode that runs at this load.
+    pub fn mode(self) -> ReplayMode {
+        match self {
+            Load::Outstanding(outstanding) => ReplayMode::Closed { outstanding },
+            Load::Speed(speed) => ReplayMode::Open { speed },
+        }
+    }
+}
+
+/// A depth as `12`, a speed factor as `×2`.
+impl std::fmt::Display for Load {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Load::Outstanding(q) => write!(f, "{q}"),
+            Load::Speed(s) => write!(f, "×{s}"),
+        }
+    }
+}
+
 /// One point of an IOPS-versus-latency curve.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
-    /// Outstanding I/Os (closed loop) or the speed factor (open loop).
-    pub load: f64,
+    pub load: Load,
     pub iops: f64,
     pub mean_latency_nanos: f64,
     pub p99_latency_nanos: u64,
@@ -498,7 +530,7 @@ pub fn sweep_depths(
                 cache.as_mut().map(|c| &mut **c as &mut dyn CacheTier),
             );
             CurvePoint {
-                load: f64::from(qd),
+                load: Load::Outstanding(qd),
                 iops: r.iops,
                 mean_latency_nanos: r.latency.mean_nanos,
                 p99_latency_nanos: r.latency.p99_nanos,

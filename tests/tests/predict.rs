@@ -316,13 +316,13 @@ fn published_cachecade_1gb_span_is_cache_bound() {
     let array_busy = r
         .disks
         .iter()
-        .filter(|d| d.tier == "array")
+        .filter(|d| d.tier == analyzer_core::array::Tier::Array)
         .map(|d| d.utilisation)
         .fold(0.0, f64::max);
     let cache_busy = r
         .disks
         .iter()
-        .filter(|d| d.tier == "cache")
+        .filter(|d| d.tier == analyzer_core::array::Tier::Cache)
         .map(|d| d.utilisation)
         .fold(0.0, f64::max);
     assert!(

@@ -21,7 +21,7 @@ use crate::array::spec::{device_with_overrides, ArraySpec};
 use crate::array::{
     cache_warmup_requests, run_synthetic, sweep_depths, AccessSpec, ArrayConfig, CacheAccess,
     CacheDevices, CacheTier, ControllerModel, CurvePoint, DiskPreset, Member, Node, ProfileKind,
-    ReplayMode, RunResult, SimulatorTier, StandardLevel, Synthetic, TraceReplay,
+    RunResult, SimulatorTier, StandardLevel, Synthetic, TraceReplay,
 };
 use crate::cache::SimConfig;
 use crate::units::{bytes, count};
@@ -485,28 +485,8 @@ impl PredictRequest {
     }
 }
 
-/// One replayed load.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Load {
-    Outstanding(u32),
-    Speed(f64),
-}
-
-impl Load {
-    fn mode(self) -> ReplayMode {
-        match self {
-            Load::Outstanding(outstanding) => ReplayMode::Closed { outstanding },
-            Load::Speed(speed) => ReplayMode::Open { speed },
-        }
-    }
-
-    fn value(self) -> f64 {
-        match self {
-            Load::Outstanding(q) => f64::from(q),
-            Load::Speed(s) => s,
-        }
-    }
-}
+/// One replayed load (the array model's [`Load`]).
+pub use crate::array::Load;
 
 /// The prediction for one layout.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1000,7 +980,7 @@ fn layout_prediction(
     let busiest = without_cache
         .disks
         .iter()
-        .filter(|d| d.tier == "array")
+        .filter(|d| d.tier == crate::array::Tier::Array)
         .map(|d| d.utilisation)
         .fold(0.0, f64::max);
     ConfigPrediction {
@@ -1085,7 +1065,7 @@ fn finish_runs(
     for (load, replay) in runs {
         let r = replay.finish();
         points.push(CurvePoint {
-            load: load.value(),
+            load,
             iops: r.iops,
             mean_latency_nanos: r.latency.mean_nanos,
             p99_latency_nanos: r.latency.p99_nanos,
@@ -1222,8 +1202,8 @@ mod tests {
             assert_eq!(c.curve.len(), 10);
             assert_eq!(c.curve_with_cache.len(), 10);
             for (i, pt) in c.curve.iter().enumerate() {
-                let load = Load::Outstanding(pt.load as u32);
-                if ![1, 12, 256].contains(&(pt.load as u32)) {
+                let load = pt.load;
+                if ![1, 12, 256].iter().any(|&q| load == Load::Outstanding(q)) {
                     continue;
                 }
                 let plain = direct(p, None, load, &ev);
@@ -1260,8 +1240,9 @@ mod tests {
             },
             &ev,
         );
-        let loads: Vec<f64> = r.configs[0].curve.iter().map(|c| c.load).collect();
-        assert_eq!(loads, vec![1.0, 2.0, 4.0, 8.0, 16.0]);
+        let loads: Vec<Load> = r.configs[0].curve.iter().map(|c| c.load).collect();
+        let speeds = [1.0, 2.0, 4.0, 8.0, 16.0];
+        assert_eq!(loads, speeds.map(Load::Speed).to_vec());
         assert_eq!(
             r.configs[0].without_cache,
             direct(&p, None, Load::Speed(2.0), &ev)

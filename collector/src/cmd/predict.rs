@@ -368,14 +368,18 @@ fn print_run(out: &mut impl Write, label: &str, r: &RunResult) -> std::io::Resul
     let array: Vec<f64> = r
         .disks
         .iter()
-        .filter(|d| d.tier == "array")
+        .filter(|d| d.tier == analyzer_core::array::Tier::Array)
         .map(|d| d.utilisation * 100.0)
         .collect();
     // The cache devices only appear when the run used them.
-    let cache: Vec<f64> = if r.disks.iter().any(|d| d.tier == "cache" && d.iops > 0.0) {
+    let cache: Vec<f64> = if r
+        .disks
+        .iter()
+        .any(|d| d.tier == analyzer_core::array::Tier::Cache && d.iops > 0.0)
+    {
         r.disks
             .iter()
-            .filter(|d| d.tier == "cache")
+            .filter(|d| d.tier == analyzer_core::array::Tier::Cache)
             .map(|d| d.utilisation * 100.0)
             .collect()
     } else {
@@ -399,7 +403,11 @@ fn print_run(out: &mut impl Write, label: &str, r: &RunResult) -> std::io::Resul
             }
         )?;
     }
-    let members: Vec<_> = r.disks.iter().filter(|d| d.tier == "array").collect();
+    let members: Vec<_> = r
+        .disks
+        .iter()
+        .filter(|d| d.tier == analyzer_core::array::Tier::Array)
+        .collect();
     if members.iter().any(|d| d.reads + d.writes > 0) {
         let sum = |f: fn(&&analyzer_core::array::engine::DiskUse) -> u64| {
             members.iter().map(f).sum::<u64>()
@@ -426,15 +434,6 @@ fn print_run(out: &mut impl Write, label: &str, r: &RunResult) -> std::io::Resul
     }
     writeln!(out, "{:<12} bottleneck: {}", "", r.bottleneck)?;
     Ok(())
-}
-
-/// The curve's load column: a depth, or a speed factor.
-fn load_label(load: f64, open: bool) -> String {
-    if open {
-        format!("×{load}")
-    } else {
-        format!("{load}")
-    }
 }
 
 pub fn print_text(out: &mut impl Write, p: &PredictResult) -> std::io::Result<()> {
@@ -477,7 +476,7 @@ pub fn print_text(out: &mut impl Write, p: &PredictResult) -> std::io::Result<()
                 writeln!(
                     out,
                     "             {:>8} {:>10} {:>10} {:>10}",
-                    load_label(pt.load, open),
+                    pt.load.to_string(),
                     per_sec(pt.iops),
                     duration_f64(pt.mean_latency_nanos),
                     duration(pt.p99_latency_nanos)

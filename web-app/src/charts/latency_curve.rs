@@ -150,7 +150,7 @@ impl LatencyCurveChart {
     }
 
     fn is_chosen(&self, p: &CurvePoint) -> bool {
-        p.load == f64::from(self.chosen_qd)
+        p.load == analyzer_core::array::Load::Outstanding(self.chosen_qd)
     }
 
     /// Where a point lands in backend pixels (log axes map logarithms linearly).
@@ -329,7 +329,7 @@ mod tests {
 
     fn point(qd: u32, iops: f64, mean_ms: f64) -> CurvePoint {
         CurvePoint {
-            load: f64::from(qd),
+            load: analyzer_core::array::Load::Outstanding(qd),
             iops,
             mean_latency_nanos: mean_ms * 1e6,
             p99_latency_nanos: (mean_ms * 3e6) as u64,

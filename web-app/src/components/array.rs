@@ -91,7 +91,7 @@ fn run_cells(r: Option<&RunResult>, testid: String) -> Html {
 
 /// Per-disk utilisation as bars, array disks then cache devices.
 fn disk_bars(r: &RunResult, tier: &str) -> Html {
-    let bars = r.disks.iter().filter(|d| d.tier == tier).map(|d| {
+    let bars = r.disks.iter().filter(|d| d.tier.as_str() == tier).map(|d| {
         let w = (d.utilisation.clamp(0.0, 1.0) * 100.0).round();
         html! {
             <div class="disk-bar" title={format!("{tier} disk {}: {} busy, {:.0} IOPS", d.index, pct(d.utilisation), d.iops)}>
@@ -247,7 +247,7 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                     .without_cache
                     .disks
                     .iter()
-                    .filter(|d| d.tier == "array")
+                    .filter(|d| d.tier == analyzer_core::array::Tier::Array)
                     .map(|d| d.utilisation)
                     .fold(0.0, f64::max);
                 html! {

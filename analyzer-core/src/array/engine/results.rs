@@ -1,0 +1,251 @@
+//! What a run measured: the per-device use, the latency summaries, the result of a run and
+//! the bottleneck named in words; and the measurement window that bounds them.
+
+use serde::{Deserialize, Serialize};
+
+use super::Engine;
+use crate::array::controller::ControllerModel;
+use crate::array::histogram::Histogram;
+
+/// Which set of devices a [`DiskUse`] belongs to: the array's members or the SSD cache tier's
+/// devices. Serialised as `"array"` / `"cache"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Array,
+    Cache,
+}
+
+impl Tier {
+    /// The JSON name: `array` or `cache`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Array => "array",
+            Tier::Cache => "cache",
+        }
+    }
+}
+
+/// Utilisation and load of one member device over the measured window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiskUse {
+    pub index: u32,
+    /// Which set of devices it belongs to (`"array"` or `"cache"` in JSON).
+    pub tier: Tier,
+    pub utilisation: f64,
+    pub iops: f64,
+    /// Reads and writes the RAID layer sent this device during the window, and their bytes
+    /// (for Linux md RAID 5/6: md's bios, one per 4 KiB stripe page, as `--md-members`
+    /// counts them; the timing merges adjacent ones into one command, as the block layer's
+    /// plugging does).
+    pub reads: u64,
+    pub writes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+/// Latency summary of the counted host requests.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub mean_nanos: f64,
+    pub p50_nanos: u64,
+    pub p95_nanos: u64,
+    pub p99_nanos: u64,
+}
+
+/// What one simulation measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub requests: u64,
+    pub elapsed_nanos: u64,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub bytes_per_sec: f64,
+    pub latency: Latency,
+    pub read_latency: Latency,
+    pub disks: Vec<DiskUse>,
+    pub controller_utilisation: f64,
+    pub parity_utilisation: f64,
+    /// Linux md RAID 5/6 only: stripe heads handled during the window, and the busy share of
+    /// the threads handling them (`raid5d` plus `group_thread_cnt` workers); 0 otherwise.
+    pub md_stripe_heads: u64,
+    pub raid5d_utilisation: f64,
+    /// Member-disk commands issued during the window.
+    pub backend_requests: u64,
+    /// Open-loop requests that had to wait because too many were outstanding.
+    pub throttled_requests: u64,
+    /// The resource that limits throughput, in words.
+    pub bottleneck: String,
+}
+
+impl Engine {
+    /// Restarts the measurement window at the current time (call after warm-up).
+    pub fn start_measuring(&mut self) {
+        self.measuring = true;
+        self.window_start = self.now;
+        self.window_end = None;
+        self.hist = Histogram::new();
+        self.read_hist = Histogram::new();
+        self.reads_done = 0;
+        self.writes_done = 0;
+        self.bytes_done = 0;
+        self.backend_ops = 0;
+        self.ctrl_busy_nanos = 0.0;
+        self.parity_busy_nanos = 0.0;
+        for d in &mut self.disks {
+            d.busy_nanos = 0.0;
+            d.ops = 0;
+            d.reads = 0;
+            d.writes = 0;
+            d.read_bytes = 0;
+            d.write_bytes = 0;
+        }
+        if let Some(md) = &mut self.md {
+            md.busy_nanos = 0.0;
+            md.heads = 0;
+        }
+    }
+
+    /// Closes the measurement window now (call before draining a closed loop, so the tail with
+    /// fewer outstanding requests is not measured).
+    pub fn stop_measuring(&mut self) {
+        if self.measuring {
+            self.window_end = Some(self.now);
+            self.measuring = false;
+        }
+    }
+
+    pub(super) fn result(&self) -> RunResult {
+        let end = self.window_end.unwrap_or(self.now);
+        let elapsed = end.saturating_sub(self.window_start).max(1);
+        let secs = elapsed as f64 * 1e-9;
+        let requests = self.reads_done + self.writes_done;
+        let lat = |h: &Histogram| Latency {
+            mean_nanos: h.mean_nanos(),
+            p50_nanos: h.quantile_nanos(0.50),
+            p95_nanos: h.quantile_nanos(0.95),
+            p99_nanos: h.quantile_nanos(0.99),
+        };
+        let disks: Vec<DiskUse> = self
+            .disks
+            .iter()
+            .enumerate()
+            .map(|(i, d)| DiskUse {
+                index: if i < self.array_disks {
+                    i as u32
+                } else {
+                    (i - self.array_disks) as u32
+                },
+                tier: if i < self.array_disks {
+                    Tier::Array
+                } else {
+                    Tier::Cache
+                },
+                utilisation: (d.busy_nanos / (elapsed as f64 * f64::from(d.parallelism))).min(1.0),
+                iops: d.ops as f64 / secs,
+                reads: d.reads,
+                writes: d.writes,
+                read_bytes: d.read_bytes,
+                write_bytes: d.write_bytes,
+            })
+            .collect();
+        let controller_utilisation = (self.ctrl_busy_nanos / elapsed as f64).min(1.0);
+        let parity_utilisation = (self.parity_busy_nanos / elapsed as f64).min(1.0);
+        let (md_stripe_heads, raid5d_utilisation) = match &self.md {
+            Some(md) => (
+                md.heads,
+                (md.busy_nanos / (elapsed as f64 * md.threads_free_at_nanos.len() as f64)).min(1.0),
+            ),
+            None => (0, 0.0),
+        };
+        let bottleneck = name_bottleneck(
+            &disks,
+            controller_utilisation,
+            parity_utilisation,
+            self.md
+                .as_ref()
+                .map(|m| (raid5d_utilisation, m.threads_free_at_nanos.len())),
+            &self.controller,
+        );
+        RunResult {
+            requests,
+            elapsed_nanos: elapsed,
+            iops: requests as f64 / secs,
+            read_iops: self.reads_done as f64 / secs,
+            write_iops: self.writes_done as f64 / secs,
+            bytes_per_sec: self.bytes_done as f64 / secs,
+            latency: lat(&self.hist),
+            read_latency: lat(&self.read_hist),
+            disks,
+            controller_utilisation,
+            parity_utilisation,
+            md_stripe_heads,
+            raid5d_utilisation,
+            backend_requests: self.backend_ops,
+            throttled_requests: self.throttled,
+            bottleneck,
+        }
+    }
+}
+
+pub(super) fn name_bottleneck(
+    disks: &[DiskUse],
+    ctrl: f64,
+    parity: f64,
+    raid5d: Option<(f64, usize)>,
+    c: &ControllerModel,
+) -> String {
+    const BUSY: f64 = 0.85;
+    let busiest = disks
+        .iter()
+        .filter(|d| d.tier == Tier::Array)
+        .map(|d| d.utilisation)
+        .fold(0.0, f64::max);
+    let cache = disks
+        .iter()
+        .filter(|d| d.tier == Tier::Cache)
+        .map(|d| d.utilisation)
+        .fold(0.0, f64::max);
+    let mean = {
+        let a: Vec<f64> = disks
+            .iter()
+            .filter(|d| d.tier == Tier::Array)
+            .map(|d| d.utilisation)
+            .collect();
+        a.iter().sum::<f64>() / a.len().max(1) as f64
+    };
+    let mut candidates = vec![(
+        busiest,
+        if mean > 0.0 && busiest > 1.5 * mean {
+            "one member disk (hot spot)"
+        } else {
+            "the member disks"
+        },
+    )];
+    candidates.push((cache, "the SSD cache devices"));
+    if c.max_iops.is_some() || c.max_bytes_per_sec.is_some() {
+        candidates.push((ctrl, "the controller's per-logical-drive ceiling"));
+    }
+    if c.parity_chunks_per_sec.is_some() {
+        candidates.push((parity, "the controller's parity engine"));
+    }
+    if let Some((u, threads)) = raid5d {
+        candidates.push((
+            u,
+            if threads == 1 {
+                "raid5d (md's single stripe-handling thread; raise group_thread_cnt)"
+            } else {
+                "raid5d and its group_thread_cnt workers (md stripe handling)"
+            },
+        ));
+    }
+    let (u, what) = candidates
+        .into_iter()
+        .fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
+    if u >= BUSY {
+        format!("{what} ({:.0}% busy)", u * 100.0)
+    } else {
+        format!("none saturated (busiest: {what}, {:.0}% busy): latency-bound, more outstanding I/O would raise IOPS", u * 100.0)
+    }
+}
