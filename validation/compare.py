@@ -8,7 +8,7 @@ the matching model through the CLI, as a user would:
   dm-cache  blocksight simulate --preset dm-cache-smq --cache-size B --line-size B --mode M
             --origin-size B --created-at S bios.bst --json
   md        blocksight predict --json ... (member reads and writes)
-  bcache    blocksight simulate --preset bcache --cache-size B --bucket-size B --mode M
+  bcache    blocksight simulate --preset bcache-kernel --cache-size B --bucket-size B --mode M
             --seq-cutoff B bios.bst --json
 and prints the kernel's counters, the model's and the differences against the targets of
 docs/validation.md (hit ratios within 2 points, promotions within 15%, member I/O within 10%).
@@ -94,7 +94,7 @@ def md(bs, d, lab):
 def bcache(bs, d, lab):
     p = lab["params"]
     mode = {"writeback": "wb", "writearound": "wa"}.get(p["mode"], "wt")
-    cmd = [bs, "simulate", "--preset", "bcache", "--cache-size", str(p["cache_bytes"]),
+    cmd = [bs, "simulate", "--preset", "bcache-kernel", "--cache-size", str(p["cache_bytes"]),
            "--bucket-size", str(p["bucket_bytes"]), "--seq-cutoff", str(p["sequential_cutoff"]),
            "--mode", mode, os.path.join(d, "bios.bst"), "--json", "-q"] + EXTRA
     s = run(cmd)["result"]["stats"]

@@ -445,7 +445,9 @@ test('the array view draws each layout\'s IOPS-vs-latency curve, the points of b
   assert.match(page.url(), /table=latency-curve/);
   const common = ['--layout', 'raid5', '--disks', '6', '--disk', 'sas-10k', '--chunk', '65536'];
   const cli = JSON.parse(run(['predict', '--json', '-q', SAMPLE, ...common, '--qd', '16', '--curve'])).configs[0];
-  const point = (p) => [String(p.load), p.iops.toFixed(1), (p.mean_latency_nanos / 1e6).toFixed(3),
+  // A depth curve's points carry their load as {"outstanding": N} (docs/model.md).
+  const depth = (l) => { assert.ok(l && 'outstanding' in l, JSON.stringify(l)); return String(l.outstanding); };
+  const point = (p) => [depth(p.load), p.iops.toFixed(1), (p.mean_latency_nanos / 1e6).toFixed(3),
     (p.p99_latency_nanos / 1e6).toFixed(3)];
   let table = await rows();
   const plain = table.filter((r) => r[1] === 'without');
@@ -464,7 +466,7 @@ test('the array view draws each layout\'s IOPS-vs-latency curve, the points of b
       const c = JSON.parse(run(['predict', '--json', '-q', SAMPLE, ...common, '--qd', String(qd),
         '--cache-size', String(size), '--cache-line', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt'])).configs[0];
       const row = cached.find((r) => r[2] === String(qd));
-      assert.deepEqual(row.slice(2, 6), point({ load: qd, iops: c.with_cache.iops,
+      assert.deepEqual(row.slice(2, 6), point({ load: { outstanding: qd }, iops: c.with_cache.iops,
         mean_latency_nanos: c.with_cache.latency.mean_nanos, p99_latency_nanos: c.with_cache.latency.p99_nanos }));
     }
   }

@@ -189,7 +189,7 @@ fn check_md(dir: &Path, lab: &Value) -> Vec<String> {
     failures
 }
 
-/// Runs `blocksight simulate --preset bcache` on a stored bcache workload and compares it with
+/// Runs `blocksight simulate --preset bcache-kernel` on a stored bcache workload and compares it with
 /// the kernel's `stats_total/`: the hit ratio bcache reports (`cache_hit_ratio`: hits over
 /// hits + misses, bypassed reads excluded), the share of reads served from the cache (bypassed
 /// or not) and the share of reads bypassed, each within 2 points.
@@ -205,7 +205,7 @@ fn check_bcache(dir: &Path, lab: &Value) -> Vec<String> {
         vec![
             "simulate".to_string(),
             "--preset".into(),
-            "bcache".into(),
+            "bcache-kernel".into(),
             "--cache-size".into(),
             format!("{}", num(p, "cache_bytes") as u64),
             "--bucket-size".into(),

@@ -829,7 +829,7 @@ pub fn stats_text(r: &BcacheResult) -> String {
 }
 
 /// The `--preset` name of this model.
-pub const MODEL_NAME: &str = "bcache";
+pub const MODEL_NAME: &str = "bcache-kernel";
 
 /// Whether `name` selects this model.
 pub fn is_model_name(name: &str) -> bool {

@@ -38,7 +38,8 @@ pub struct Args {
     /// seqcut:SIZE (bypass sequential streams of SIZE or more). Default always, or the preset's.
     #[arg(long, value_name = "RULE")]
     pub admission: Option<String>,
-    /// A product model: dm-cache-smq (the dm-cache/smq model, docs/cache.md), dm-cache, bcache,
+    /// A product model: dm-cache-smq and bcache-kernel (the kernels' dm-cache/smq and bcache,
+    /// docs/cache.md), dm-cache, bcache,
     /// opencas, opencas-nhit, cachecade1, cachecade2
     /// (docs/cache.md lists their sources and assumptions). Other flags override its settings.
     #[arg(long, value_name = "NAME")]
@@ -474,7 +475,7 @@ fn print_model<R: serde::Serialize>(
     Ok(())
 }
 
-/// `--preset bcache`: the bcache product model (`analyzer_core::cache::bcache`), which counts
+/// `--preset bcache-kernel`: the bcache product model (`analyzer_core::cache::bcache`), which counts
 /// what `stats_total/` counts.
 fn run_bcache(args: &Args) -> anyhow::Result<()> {
     let cache_bytes = cache_bytes_for(args, bcache::MODEL_NAME)?;
