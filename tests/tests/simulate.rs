@@ -210,9 +210,11 @@ fn cli_belady_is_an_upper_bound_for_every_policy() {
 
 #[test]
 fn cli_presets_run_and_name_their_assumptions() {
-    // `bcache` is the product model (its own output; tests/tests/lab.rs), not a generic preset.
+    // `bcache-kernel` and `dm-cache-smq` are the product models (their own output;
+    // tests/tests/lab.rs); `bcache` is the generic preset the web app and predict use too.
     for preset in [
         "dm-cache",
+        "bcache",
         "opencas",
         "opencas-nhit",
         "cachecade1",
