@@ -15,8 +15,11 @@ cd "$root"
 sample=${1:-tests/data/sample/pgbench.bst}
 out=${2:-out/blocksight-sample-report.html}
 
-echo "== building blocksight (release)" >&2
-cargo build --release --quiet -p collector
+# Without the `parquet` feature: arrow and parquet are over half of a clean release build's
+# compile time and the sample needs neither (docs/parquet.md, "Crates"). A later
+# `cargo build --release -p collector` adds them back into the same binary path.
+echo "== building blocksight (release, without Parquet support, to compile faster)" >&2
+cargo build --release --quiet -p collector --no-default-features
 if [ ! -f collector/web/STAMP ]; then
   # A tree without the prebuilt bundle: build the web app (needs the web toolchain) and use it.
   echo "== no prebuilt web bundle in collector/web/: building the web app (release)" >&2

@@ -274,10 +274,7 @@ fn read_parquet(
     each: &mut impl FnMut(&TraceHeader, &IoEvent),
 ) -> anyhow::Result<Option<ReadSummary>> {
     let forced = args.format.as_deref() == Some("parquet");
-    let parquet: Vec<bool> = paths
-        .iter()
-        .map(|p| forced || crate::parquet::is_parquet(p))
-        .collect();
+    let parquet: Vec<bool> = paths.iter().map(|p| forced || is_parquet(p)).collect();
     if !parquet.iter().any(|&p| p) {
         return Ok(None);
     }
@@ -288,12 +285,53 @@ fn read_parquet(
             shown(&paths[i])
         );
     }
+    read_parquet_files(paths, each).map(Some)
+}
+
+#[cfg(feature = "parquet")]
+fn read_parquet_files(
+    paths: &[PathBuf],
+    each: &mut impl FnMut(&TraceHeader, &IoEvent),
+) -> anyhow::Result<ReadSummary> {
     let read = crate::parquet::read(paths, |h, e| each(h, e))?;
-    Ok(Some(ReadSummary {
+    Ok(ReadSummary {
         format: InputFormat::Parquet,
         header: read.header,
         diagnostics: read.diagnostics,
-    }))
+    })
+}
+
+#[cfg(not(feature = "parquet"))]
+fn read_parquet_files(
+    paths: &[PathBuf],
+    _each: &mut impl FnMut(&TraceHeader, &IoEvent),
+) -> anyhow::Result<ReadSummary> {
+    bail!("{}", PARQUET_LEFT_OUT.replace("{}", &shown(&paths[0])))
+}
+
+/// What a blocksight built without the `parquet` feature says when it meets Parquet.
+#[cfg(not(feature = "parquet"))]
+pub const PARQUET_LEFT_OUT: &str = "{} is Apache Parquet, and this blocksight was built without \
+     Parquet support (`scripts/run-sample.sh` builds it so, to compile faster); build it with \
+     `cargo build --release -p collector` or `cargo install --path collector` (the `parquet` \
+     feature is on by default)";
+
+/// The file magic at both ends of every Parquet file.
+pub const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
+
+/// Whether a path is Parquet input: a directory (of parts) or a file starting with `PAR1`.
+pub fn is_parquet(path: &Path) -> bool {
+    if path.is_dir() {
+        return true;
+    }
+    let mut magic = [0u8; 4];
+    match std::fs::File::open(path) {
+        Ok(mut f) => {
+            use std::io::Read;
+            f.read_exact(&mut magic).is_ok() && &magic == PARQUET_MAGIC
+        }
+        Err(_) => false,
+    }
 }
 
 /// A path as printed: every control character escaped (a file name can hold any byte but `/`).

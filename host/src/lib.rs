@@ -4,4 +4,5 @@
 //! `analyzer_core::job`).
 
 pub mod input;
+#[cfg(feature = "parquet")]
 pub mod parquet;

@@ -36,7 +36,7 @@ use parquet::file::properties::WriterProperties;
 use crate::input::shown;
 
 /// The file magic at both ends of every Parquet file.
-pub const MAGIC: &[u8; 4] = b"PAR1";
+pub use crate::input::PARQUET_MAGIC as MAGIC;
 
 /// The key-value metadata key holding the trace header as JSON.
 pub const HEADER_KEY: &str = "blocksight.header";
@@ -54,20 +54,7 @@ pub const PART_ROW_GROUP_ROWS: usize = 1 << 16;
 /// later requests go to its next `part-N`).
 pub const OPEN_PARTS: usize = 32;
 
-/// Whether a path is Parquet input: a directory (of parts) or a file starting with `PAR1`.
-pub fn is_parquet(path: &Path) -> bool {
-    if path.is_dir() {
-        return true;
-    }
-    let mut magic = [0u8; 4];
-    match File::open(path) {
-        Ok(mut f) => {
-            use std::io::Read;
-            f.read_exact(&mut magic).is_ok() && &magic == MAGIC
-        }
-        Err(_) => false,
-    }
-}
+pub use crate::input::is_parquet;
 
 /// The Arrow schema of an export; `with_device` false for the parts of a partitioned one.
 pub fn schema(with_device: bool) -> SchemaRef {

@@ -105,7 +105,18 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--to parquet` in a blocksight built without the `parquet` feature.
+#[cfg(not(feature = "parquet"))]
+fn parquet(_args: &Args) -> anyhow::Result<()> {
+    anyhow::bail!(
+        "--to parquet: this blocksight was built without Parquet support (`scripts/run-sample.sh` \
+         builds it so, to compile faster); build it with `cargo build --release -p collector` or \
+         `cargo install --path collector` (the `parquet` feature is on by default)"
+    )
+}
+
 /// `--to parquet`: one file, or with `--partition-by device` a Hive-style directory.
+#[cfg(feature = "parquet")]
 fn parquet(args: &Args) -> anyhow::Result<()> {
     use blocksight_host::parquet::{DatasetWriter, FileWriter};
     anyhow::ensure!(
