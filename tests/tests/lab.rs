@@ -286,7 +286,6 @@ const KNOWN_OUTSIDE: &[&str] = &[
     "dmc-wb64k-128m-hotset-rw70: write hit ratio",
     "dmc-wb64k-64m-z12-rw70: read hit ratio",
     "dmc-wb64k-64m-z12-rw70: write hit ratio",
-    "dmc-wt128k-32m-z12-rw60: read hit ratio",
     "dmc-wt128k-32m-z12-rw60: promotions",
     "dmc-wt64k-256m-z099-r4k: promotions",
     "md5-c512-seqwrite1m: member read bios",

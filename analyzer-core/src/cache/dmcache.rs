@@ -39,6 +39,9 @@
 //!   block.
 //! - **Ticks.** The policy's tick runs when the cache resumes (is created) and then every
 //!   commit period (1 s), rounded up by the timer wheel's granularity: [`TICK_NANOS`].
+//!   It also runs when the one bio tagged for it completes (`cache_end_io`): the first bio
+//!   remapped after a tick is tagged, so bios promoted with their own data and write-through
+//!   write hits (cloned to origin and cache without a tag) never carry it.
 //!
 //! Memory is bounded by the cache and hotspot sizes, never by the trace.
 
@@ -621,7 +624,9 @@ struct Work {
     /// A promotion carrying its own whole-block write.
     overwrite: bool,
     /// Writes (and, for an overwrite, reads) that waited for this migration.
-    deferred: Vec<(Op, bool, u64)>,
+    /// With when each bio completes (the trace's latency): it may be the one tagged for the
+    /// policy's tick once it is remapped.
+    deferred: Vec<(Op, bool, u64, u64)>,
 }
 
 /// The streaming dm-cache model: feed events in time order, then [`DmCacheModel::finish`].
@@ -1017,8 +1022,8 @@ impl DmCacheModel {
                 q_push(&mut self.es, &mut self.clean, e);
             }
         }
-        for (op, whole, oblock) in w.deferred {
-            self.map(op, whole, oblock);
+        for (op, whole, oblock, done_nanos) in w.deferred {
+            self.map(op, whole, oblock, done_nanos);
         }
         self.background_worker();
     }
@@ -1088,8 +1093,19 @@ impl DmCacheModel {
         q_push(&mut self.es, &mut self.dirty, e);
     }
 
+    /// check_if_tick_bio_needed: the first bio remapped (to the origin or the cache) after a
+    /// tick is tagged, and its completion ticks the policy. Bios that wait for a migration are
+    /// tagged when they are remapped after it; bios promoted with their own data (the overwrite
+    /// path) and write-through write hits are never tagged.
+    fn tag_tick_bio(&mut self, done_nanos: u64) {
+        if self.need_tick_bio {
+            self.need_tick_bio = false;
+            self.bio_tick = Some(done_nanos.max(self.now));
+        }
+    }
+
     /// Maps one bio piece (`whole`: it covers its block) to block `oblock`.
-    fn map(&mut self, op: Op, whole: bool, oblock: u64) {
+    fn map(&mut self, op: Op, whole: bool, oblock: u64, done_nanos: u64) {
         let write = op == Op::Write;
         let bb = self.block_bytes;
         if let Some(&seq) = self.busy.get(&oblock) {
@@ -1097,7 +1113,7 @@ impl DmCacheModel {
             if let Some(w) = self.work.get_mut(idx) {
                 // Migrations lock writes out; an overwrite locks reads out too.
                 if write || w.overwrite {
-                    w.deferred.push((op, whole, oblock));
+                    w.deferred.push((op, whole, oblock, done_nanos));
                     return;
                 }
             }
@@ -1112,15 +1128,18 @@ impl DmCacheModel {
                 self.status.write_hits += 1;
                 match self.config.mode {
                     DmCacheMode::WriteBack => {
+                        self.tag_tick_bio(done_nanos);
                         self.set_dirty(e);
                         self.cache_device.write(bb);
                     }
                     DmCacheMode::WriteThrough => {
+                        // remap_to_origin_and_cache tags no bio for the tick.
                         self.cache_device.write(bb);
                         self.origin.write(bb);
                     }
                 }
             } else {
+                self.tag_tick_bio(done_nanos);
                 self.status.read_hits += 1;
                 self.cache_device.read(bb);
             }
@@ -1140,6 +1159,7 @@ impl DmCacheModel {
                 return;
             }
         }
+        self.tag_tick_bio(done_nanos);
         if write {
             self.status.write_misses += 1;
             self.origin.write(bb);
@@ -1162,17 +1182,14 @@ impl DmCacheModel {
         }
         self.advance(time);
         self.last_io_nanos = self.now;
-        if self.need_tick_bio {
-            self.need_tick_bio = false;
-            let latency = e.latency_nanos.unwrap_or(self.config.bio_latency_nanos);
-            self.bio_tick = Some(time.saturating_add(latency));
-        }
+        let latency = e.latency_nanos.unwrap_or(self.config.bio_latency_nanos);
+        let done_nanos = time.saturating_add(latency);
         let bb = self.block_bytes;
         let (start, end) = (e.offset_bytes, e.end_bytes());
         let mut b = start / bb;
         while b * bb < end {
             let (ps, pe) = ((b * bb).max(start), ((b + 1) * bb).min(end));
-            self.map(e.op, ps == b * bb && pe == (b + 1) * bb, b);
+            self.map(e.op, ps == b * bb && pe == (b + 1) * bb, b, done_nanos);
             b += 1;
         }
     }
@@ -1329,6 +1346,44 @@ mod tests {
             "the hot blocks hit for most of the run: {s:?}"
         );
         assert!(r.ticks > 1000, "a tick per tagged bio: {}", r.ticks);
+    }
+
+    #[test]
+    fn write_through_write_hits_tag_no_bio_for_the_tick() {
+        // Promote four hot blocks by reads, then write to them for a second. In write-back a
+        // write hit is remapped to the cache and tagged (its completion ticks the policy, about
+        // once per bio here); in write-through it is cloned to origin and cache and never
+        // tagged, so only the waker ticks.
+        let reads: Vec<IoEvent> = (0..4000u64)
+            .map(|t| {
+                let off = if t % 2 == 0 {
+                    (t / 2 % 4) * 32 * KIB
+                } else {
+                    64 * MIB + t * 32 * KIB
+                };
+                ev(t, Op::Read, off, 4096)
+            })
+            .collect();
+        let writes: Vec<IoEvent> = (0..1000u64)
+            .map(|t| ev(4000 + t, Op::Write, (t % 4) * 32 * KIB, 4096))
+            .collect();
+        for (mode, min_extra, max_extra) in [
+            (DmCacheMode::WriteBack, 900, 1001),
+            (DmCacheMode::WriteThrough, 0, 2),
+        ] {
+            let c = DmCacheConfig {
+                mode,
+                ..DmCacheConfig::new(32 * KIB, 2 * MIB, 256 * MIB)
+            };
+            let before = simulate_dm_cache(&c, reads.clone()).unwrap();
+            let all = simulate_dm_cache(&c, reads.iter().chain(&writes).copied()).unwrap();
+            assert_eq!(all.status.write_hits, 1000, "{mode:?}: {:?}", all.status);
+            let extra = all.ticks - before.ticks;
+            assert!(
+                (min_extra..=max_extra).contains(&extra),
+                "{mode:?}: {extra} ticks during the write hits"
+            );
+        }
     }
 
     #[test]
