@@ -486,6 +486,7 @@ pub mod alibaba;
 pub mod arc;
 pub mod blkparse;
 pub mod blktrace;
+pub mod cloudphysics_csv;
 pub mod csv_fields;
 pub mod disksim;
 pub mod fio_iolog;

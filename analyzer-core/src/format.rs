@@ -10,7 +10,7 @@ use crate::decode::order::InOrder;
 use crate::decode::text::{sniff_lines, sniff_lines_detail, SniffDetail, TextDecoder};
 use crate::decode::{alibaba, arc, blkparse, disksim, fio_iolog, generic_csv, msr, spc, tencent};
 use crate::decode::{blktrace, oracle_general, vscsi};
-use crate::decode::{libcachesim_csv, systor, tracefs};
+use crate::decode::{cloudphysics_csv, libcachesim_csv, systor, tracefs};
 use crate::decode::{Action, DecodeError, DecodeOptions, Decoder, MultiDecoder};
 
 /// Boxes a text format's line parser as a push decoder.
@@ -57,12 +57,14 @@ pub enum TraceFormat {
     DiskSim,
     /// libCacheSim's CSV: `time,obj_id,obj_size,op` (what `export --to libcachesim` writes).
     LibCacheSimCsv,
+    /// CloudPhysics traces as CSV: `version,time,op,size,lbn` (SCSI opcodes in hex).
+    CloudPhysicsCsv,
     /// Any CSV with a column mapping given by the user.
     GenericCsv,
 }
 
 impl TraceFormat {
-    pub const ALL: [TraceFormat; 19] = [
+    pub const ALL: [TraceFormat; 20] = [
         TraceFormat::Native,
         TraceFormat::BlktraceBin,
         TraceFormat::BlkparseText,
@@ -81,6 +83,7 @@ impl TraceFormat {
         TraceFormat::MqSim,
         TraceFormat::DiskSim,
         TraceFormat::LibCacheSimCsv,
+        TraceFormat::CloudPhysicsCsv,
         TraceFormat::GenericCsv,
     ];
 
@@ -105,6 +108,7 @@ impl TraceFormat {
             TraceFormat::MqSim => "mqsim",
             TraceFormat::DiskSim => "disksim",
             TraceFormat::LibCacheSimCsv => "libcachesim-csv",
+            TraceFormat::CloudPhysicsCsv => "cloudphysics-csv",
             TraceFormat::GenericCsv => "csv",
         }
     }
@@ -130,6 +134,7 @@ impl TraceFormat {
             TraceFormat::MqSim => "MQSim ASCII trace (ns, sectors, 0 write / 1 read)",
             TraceFormat::DiskSim => "DiskSim ASCII trace (ms, blocks, flags)",
             TraceFormat::LibCacheSimCsv => "libCacheSim CSV time,obj_id,obj_size,op",
+            TraceFormat::CloudPhysicsCsv => "CloudPhysics CSV version,time,op,size,lbn (SCSI ops)",
             TraceFormat::GenericCsv => "generic CSV with --csv-columns mapping",
         }
     }
@@ -159,7 +164,7 @@ impl TraceFormat {
             TraceFormat::ArcLis => return None,
             TraceFormat::MqSim => 1,
             TraceFormat::DiskSim => 1,
-            TraceFormat::LibCacheSimCsv => 1_000_000_000,
+            TraceFormat::LibCacheSimCsv | TraceFormat::CloudPhysicsCsv => 1_000_000_000,
         })
     }
 
@@ -196,6 +201,7 @@ impl TraceFormat {
             TraceFormat::MqSim => Ok(text(disksim::DiskSimAscii::new(disksim::Flavor::MqSim))),
             TraceFormat::DiskSim => Ok(text(disksim::DiskSimAscii::new(disksim::Flavor::DiskSim))),
             TraceFormat::LibCacheSimCsv => Ok(text(libcachesim_csv::LibCacheSimCsv::new())),
+            TraceFormat::CloudPhysicsCsv => Ok(text(cloudphysics_csv::CloudPhysicsCsv::new())),
             TraceFormat::BlktraceBin => Ok(Box::new(InOrder::new(blktrace::BlktraceDecoder::new(
                 options,
             )))),
@@ -341,6 +347,9 @@ fn sniff_detail(format: TraceFormat, head: &[u8]) -> Option<SniffDetail> {
         TraceFormat::LibCacheSimCsv => {
             sniff_lines_detail(libcachesim_csv::LibCacheSimCsv::new(), head)
         }
+        TraceFormat::CloudPhysicsCsv => {
+            sniff_lines_detail(cloudphysics_csv::CloudPhysicsCsv::new(), head)
+        }
         _ => return None,
     })
 }
@@ -371,6 +380,7 @@ fn sniff_one(format: TraceFormat, head: &[u8]) -> Confidence {
             sniff_lines(disksim::DiskSimAscii::new(disksim::Flavor::DiskSim), head)
         }
         TraceFormat::LibCacheSimCsv => sniff_lines(libcachesim_csv::LibCacheSimCsv::new(), head),
+        TraceFormat::CloudPhysicsCsv => sniff_lines(cloudphysics_csv::CloudPhysicsCsv::new(), head),
         _ => Confidence::No,
     }
 }
@@ -406,7 +416,7 @@ mod tests {
     fn real_shapes_are_sniffed_as_their_format() {
         // Constructed lines in each new format's shape (the real samples are checked in
         // tests/tests/real.rs when they are present).
-        let cases: [(&str, TraceFormat); 5] = [
+        let cases: [(&str, TraceFormat); 7] = [
             (
                 "Timestamp,Response,IOType,LUN,Offset,Size\n1456095145.133076000,0.000806000,R,0,899056122368,131072\n",
                 TraceFormat::SystorCsv,
@@ -415,6 +425,15 @@ mod tests {
             ("938513000 4 264719034 16 0\n938828000 3 197570570 16 0\n", TraceFormat::MqSim),
             ("0.000000 0 1024 8 1\n12.5 0 2048 16 0\n", TraceFormat::DiskSim),
             ("time,obj_id,obj_size,op\n0,12,4096,read\n", TraceFormat::LibCacheSimCsv),
+            (
+                "version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,5633898,28,4096,8\n",
+                TraceFormat::CloudPhysicsCsv,
+            ),
+            // Without its header too: no other format reads a hex opcode third.
+            (
+                "1,5633898,2a,512,42932745\n1,5633899,28,4096,8\n",
+                TraceFormat::CloudPhysicsCsv,
+            ),
         ];
         for (text, format) in cases {
             assert_eq!(sniff(text.as_bytes()), Some(format), "{text}");

@@ -143,6 +143,17 @@ pub fn percent(ratio: Option<f64>) -> String {
     }
 }
 
+/// A decrease by `ratio` (0.25) as a signed change, `-25.0%`: nothing saved reads `0.0%`, never
+/// `-0.0%`, and a negative `ratio` (an increase) reads `+10.0%`.
+pub fn decrease(ratio: f64) -> String {
+    let s = percent(Some(-ratio));
+    if s == "-" || s == "0.0%" || s.starts_with('-') {
+        s
+    } else {
+        format!("+{s}")
+    }
+}
+
 /// `part` as a percentage of `whole` with one decimal, or `-` when `whole` is 0.
 pub fn pct(part: u64, whole: u64) -> String {
     if whole == 0 {
@@ -203,6 +214,12 @@ mod tests {
         assert_eq!(pct(1, 0), "-");
         assert_eq!(percent(Some(-0.0001)), "0.0%");
         assert_eq!(percent(Some(-0.2)), "-20.0%");
+        // Issue 14.8: `mrc` printed "back-end I/O -0.0%" for a cache that saves nothing.
+        assert_eq!(decrease(0.0), "0.0%");
+        assert_eq!(decrease(0.0004), "0.0%");
+        assert_eq!(decrease(0.25), "-25.0%");
+        assert_eq!(decrease(-0.1), "+10.0%");
+        assert_eq!(decrease(f64::NAN), "-");
         assert_eq!(plural(1, "line", "lines"), "1 line");
         assert_eq!(plural(1000, "line", "lines"), "1,000 lines");
         assert_eq!(bytes_per_sec(0.0), "0 B/s");

@@ -7,8 +7,8 @@ columns ``time_nanos``, ``offset_bytes``, ``len_bytes``, ``op`` and optionally `
 ``latency_nanos``, ``pid`` (docs/parquet.md). Keyword options are the CLI's flags in
 snake_case (``cache_size="10%"``, ``policy="arc"``); ``request=`` passes a job's request whole.
 
-Results are the CLI's ``--json`` output as plain dicts; :func:`points`, :func:`time_bins` and
-:func:`runs` turn the tabular parts into pandas DataFrames. The work is done by the same Rust
+Results are the CLI's ``--json`` output as plain dicts; :func:`points`, :func:`time_bins`,
+:func:`runs` and :func:`device_table` turn the tabular parts into pandas DataFrames. The work is done by the same Rust
 job layer as the CLI and the web app (``blocksight._native``).
 """
 
@@ -32,6 +32,7 @@ __all__ = [
     "points",
     "time_bins",
     "runs",
+    "device_table",
     "devices",
 ]
 
@@ -155,15 +156,29 @@ def analyze(
     line_size: Optional[str] = None,
     exact_mrc: bool = False,
     exact_blocks: Optional[int] = None,
+    per_device: bool = False,
+    top: Optional[int] = None,
     format: Optional[str] = None,
     window: Optional[str] = None,
     **options: Any,
 ) -> dict:
-    """Workload analysis and hot data with the cache size to buy: ``blocksight analyze --json``."""
+    """Workload analysis and hot data with the cache size to buy: ``blocksight analyze --json``.
+    ``per_device=True`` adds the per-device table (``--per-device``; its first ``top`` rows, 20 by
+    default, the rest added up in ``others``): :func:`device_table` makes it a DataFrame."""
+    if top is not None and not per_device:
+        raise ValueError("top: needs per_device=True (as --top needs --per-device)")
     return _run(
         "analyze",
         source,
-        dict(line_size=line_size, exact_mrc=exact_mrc, exact_blocks=exact_blocks, window=window, **options),
+        dict(
+            line_size=line_size,
+            exact_mrc=exact_mrc,
+            exact_blocks=exact_blocks,
+            per_device=per_device,
+            top=top,
+            window=window,
+            **options,
+        ),
         format=format,
     )
 
@@ -308,6 +323,27 @@ def runs(result: dict):
         row.update({f"backend_{k}": v for k, v in whole["counts"]["backend"].items()})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def device_table(result: dict, *, others: bool = True):
+    """The per-device table of ``analyze(..., per_device=True)`` (``blocksight analyze
+    --per-device --json``'s ``per_device``) as a DataFrame, one row per device in the engine's
+    order (by the back-end I/Os a cache of the recommended size would save), with the JSON's
+    columns. With ``others``, the devices past ``top`` follow as one last row whose
+    ``device_name`` is ``"others"``, ``device`` null and ``devices`` their number (1 on the
+    other rows)."""
+    import pandas as pd
+
+    table = result.get("per_device")
+    if table is None:
+        raise ValueError("the result has no per-device table: call analyze(..., per_device=True)")
+    rows = [dict(r, devices=1) for r in table["rows"]]
+    if others and table.get("others") is not None:
+        rows.append(dict(table["others"], device=None, device_name="others"))
+    df = pd.DataFrame(rows)
+    if "device" in df.columns:
+        df["device"] = df["device"].astype("Int64")
+    return df
 
 
 def devices(dataset: Union[str, os.PathLike]):

@@ -3,6 +3,7 @@ Parquet export and from Arrow/numpy/pandas batches; DuckDB reads the export with
 counts as `stat --json`."""
 
 import json
+import pathlib
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -19,6 +20,28 @@ def test_analyze_equals_cli(sample, cli):
     result = blocksight.analyze(sample)
     assert result == cli("analyze", sample, "--json")
     assert blocksight.points(result["cache_sizing"]).shape[0] == len(result["cache_sizing"]["points"])
+
+
+TENCENT = str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "tencent" / "cbs_sample.csv")
+
+
+def test_analyze_per_device_equals_cli_and_is_a_table(cli):
+    # Three volumes, two rows and the third added up in "others".
+    result = blocksight.analyze(TENCENT, per_device=True, top=2)
+    assert result == cli("analyze", TENCENT, "--per-device", "--top", "2", "--json")
+    d = result["per_device"]
+    table = blocksight.device_table(result)
+    assert list(table["device_name"]) == [r["device_name"] for r in d["rows"]] + ["others"]
+    assert list(table["requests"]) == [r["requests"] for r in d["rows"]] + [d["others"]["requests"]]
+    assert int(table["requests"].sum()) == result["summary"]["events"]
+    assert int(table["devices"].sum()) == d["devices"] == 3
+    assert table["device"].isna().tolist() == [False, False, True]
+    assert blocksight.device_table(result, others=False).shape[0] == 2
+    # Without per_device there is no table, and top alone is refused as the CLI refuses it.
+    with pytest.raises(ValueError, match="per_device"):
+        blocksight.device_table(blocksight.analyze(TENCENT))
+    with pytest.raises(ValueError, match="per_device"):
+        blocksight.analyze(TENCENT, top=2)
 
 
 def test_simulate_equals_cli(sample, cli):

@@ -392,3 +392,61 @@ fn text_output_follows_one_set_of_rules() {
     );
     assert_eq!(TraceFormat::from_name("native"), Some(TraceFormat::Native));
 }
+
+/// Issue 14.8, the rest of the rules: a count of one line is singular in `mrc` and in
+/// `simulate`'s final flush, and the peak rate has thousands separators like every other count.
+#[test]
+fn one_line_is_singular_and_peaks_have_separators() {
+    let dir = temp_dir("rules");
+    let one = dir.join("one.csv");
+    std::fs::write(&one, "time,op,offset,len\n0,W,0,4096\n").expect("write");
+    let text = |args: &[&str]| {
+        let out = run_blocksight(args.iter().copied());
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let path = one.to_str().expect("utf-8 path");
+    let mrc = text(&["mrc", path, "-q"]);
+    assert!(mrc.contains("footprint     4.0 KiB (1 line)"), "{mrc}");
+    // A cache that saves nothing: "back-end I/O 0.0%", not "-0.0%".
+    assert!(
+        mrc.contains("back-end I/O 0.0%") && !mrc.contains("-0.0%"),
+        "{mrc}"
+    );
+    let sim = text(&[
+        "simulate",
+        path,
+        "-q",
+        "--cache-size",
+        "1MiB",
+        "--mode",
+        "wb",
+    ]);
+    assert!(sim.contains("1 line / 4.0 KiB"), "{sim}");
+    // 5,000 requests 100 µs apart: a peak of thousands of IOPS.
+    let busy = dir.join("busy.csv");
+    let mut csv = String::from("time,op,offset,len\n");
+    for i in 0..5_000u64 {
+        csv.push_str(&format!("{},R,{},4096\n", i * 100_000, i * 4096));
+    }
+    std::fs::write(&busy, csv).expect("write");
+    let analyze = text(&["analyze", busy.to_str().expect("utf-8 path"), "-q"]);
+    let peak = analyze
+        .lines()
+        .find_map(|l| l.strip_prefix("peak"))
+        .unwrap_or_else(|| panic!("no peak line: {analyze}"));
+    let number = peak.split_whitespace().next().expect("a number");
+    assert!(
+        number.contains(',')
+            && number
+                .replace(',', "")
+                .parse::<u64>()
+                .is_ok_and(|n| n >= 1000),
+        "{peak}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

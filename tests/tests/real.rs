@@ -15,6 +15,8 @@ const SAMPLES: &[(&str, &str, u64)] = &[
     ("arc-P3-300.lis", "arc", 4_716),
     ("cloudPhysicsIO-500.vscsi", "vscsi1", 16_000),
     ("cloudPhysicsIO-200.oracleGeneral", "oracle-general", 4_800),
+    ("cloudPhysicsIO-500.csv", "cloudphysics-csv", 13_223),
+    ("disksim-ascii-200.trace", "disksim", 5_149),
 ];
 
 #[test]
@@ -89,5 +91,44 @@ fn real_tencent_sample_per_device_table_matches_its_golden() {
             .join("real")
             .join("cloud_storage-sample.bz2.per-device.json"),
         &text,
+    );
+}
+
+/// The CloudPhysics CSV and vscsi samples are the same 500 requests (libCacheSim's CSV is its
+/// `.vscsi` file with the time in whole seconds): every count but the clock must agree.
+#[test]
+#[ignore = "needs the real samples: set BLOCKSIGHT_REAL_SAMPLES (tests/data/real/README.md)"]
+fn real_cloudphysics_csv_equals_its_vscsi_twin() {
+    let dir = std::env::var_os("BLOCKSIGHT_REAL_SAMPLES")
+        .map(std::path::PathBuf::from)
+        .expect("set BLOCKSIGHT_REAL_SAMPLES to the folder holding the samples");
+    let stat = |file: &str| -> serde_json::Value {
+        let out = run_blocksight([
+            std::ffi::OsStr::new("stat"),
+            dir.join(file).as_os_str(),
+            "--json".as_ref(),
+        ]);
+        assert!(out.status.success(), "{file}");
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let csv = stat("cloudPhysicsIO-500.csv");
+    let bin = stat("cloudPhysicsIO-500.vscsi");
+    for key in [
+        "devices",
+        "events",
+        "reads",
+        "writes",
+        "read_bytes",
+        "write_bytes",
+        "footprint_bytes",
+        "size_histogram",
+    ] {
+        assert_eq!(csv[key], bin[key], "{key}");
+    }
+    // The same span, in whole seconds.
+    let secs = |v: &serde_json::Value, k: &str| v[k].as_u64().expect(k) / 1_000_000_000;
+    assert_eq!(
+        secs(&csv, "last_time_nanos") - secs(&csv, "first_time_nanos"),
+        secs(&bin, "last_time_nanos") - secs(&bin, "first_time_nanos")
     );
 }

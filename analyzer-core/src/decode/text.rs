@@ -130,21 +130,40 @@ impl Out {
         header_names: &[&str],
         parse: impl FnOnce(&str, &mut Out) -> Result<IoEvent, String>,
     ) {
-        let line = match utf8(text) {
-            Ok(l) => l.trim(),
-            Err(why) => return self.skip(line_no, why),
+        let Some(line) = self.csv_line(line_no, text, header_names) else {
+            return;
         };
-        if line.is_empty() || line.starts_with('#') {
-            return self.ignore();
-        }
-        if self.accepted_lines == 0 && is_header(line, header_names) {
-            self.saw_header = true;
-            return self.ignore();
-        }
         match parse(line, self) {
             Ok(e) => self.emit(e),
             Err(why) => self.skip(line_no, why),
         }
+    }
+
+    /// The first half of [`Out::csv_record`]: the trimmed line when it is to be parsed as a
+    /// record, `None` when it was already counted (not UTF-8, blank, a comment, the header).
+    pub fn csv_line<'a>(
+        &mut self,
+        line_no: u64,
+        text: &'a [u8],
+        header_names: &[&str],
+    ) -> Option<&'a str> {
+        let line = match utf8(text) {
+            Ok(l) => l.trim(),
+            Err(why) => {
+                self.skip(line_no, why);
+                return None;
+            }
+        };
+        if line.is_empty() || line.starts_with('#') {
+            self.ignore();
+            return None;
+        }
+        if self.accepted_lines == 0 && is_header(line, header_names) {
+            self.saw_header = true;
+            self.ignore();
+            return None;
+        }
+        Some(line)
     }
 }
 

@@ -130,7 +130,7 @@ pub fn op_of_scsi(cmd: u16) -> Option<Op> {
 
 /// Opcodes seen in real vscsi traces besides data commands (TEST UNIT READY, INQUIRY, MODE SENSE,
 /// READ CAPACITY, REPORT LUNS, ...): plausible for sniffing, ignored when decoding.
-fn is_known_scsi(cmd: u16) -> bool {
+pub(crate) fn is_known_scsi(cmd: u16) -> bool {
     op_of_scsi(cmd).is_some()
         || matches!(
             cmd,

@@ -228,8 +228,8 @@ pub fn print_text(out: &mut impl Write, r: &AnalysisReport) -> std::io::Result<(
     {
         write!(
             out,
-            "peak          {:.0} IOPS in the {} bin at +{}",
-            peak.iops,
+            "peak          {} IOPS in the {} bin at +{}",
+            per_sec(peak.iops),
             duration(tl.bin_nanos),
             duration(peak.start_nanos)
         )?;

@@ -6,7 +6,7 @@ use analyzer_core::job::mrc::{Mrc, MrcRequest, Sizes};
 use analyzer_core::mrc::minisim::MiniSimConfig;
 use analyzer_core::mrc::recommend::{CapacityBasis, Recommendation, SizePoint};
 use analyzer_core::mrc::{Method, MrcReport};
-use analyzer_core::units::{bytes, count, parse_size, percent};
+use analyzer_core::units::{bytes, count, decrease, parse_size, percent, plural};
 use anyhow::Context;
 
 use crate::input::{self, InputArgs};
@@ -127,9 +127,9 @@ pub fn print_curve(out: &mut impl Write, r: &MrcReport) -> std::io::Result<()> {
     )?;
     writeln!(
         out,
-        "footprint     {} ({} lines{})",
+        "footprint     {} ({}{})",
         bytes(r.footprint_lines.saturating_mul(r.line_bytes)),
-        count(r.footprint_lines),
+        plural(r.footprint_lines, "line", "lines"),
         if r.footprint_exact {
             ""
         } else {
@@ -171,10 +171,10 @@ pub fn print_curve(out: &mut impl Write, r: &MrcReport) -> std::io::Result<()> {
 fn size_line(out: &mut impl Write, label: &str, p: &SizePoint) -> std::io::Result<()> {
     writeln!(
         out,
-        "  {label:<26} {:>10}  hit ratio {:>6}, back-end I/O -{}",
+        "  {label:<26} {:>10}  hit ratio {:>6}, back-end I/O {}",
         bytes(p.size_bytes),
         pct(p.hit_ratio),
-        pct(p.backend_io_reduction)
+        decrease(p.backend_io_reduction)
     )
 }
 

@@ -390,8 +390,8 @@ fn print_text(
             "  {:<26}{:>16}",
             "final flush",
             format!(
-                "{} lines / {}",
-                count(r.final_flush_lines),
+                "{} / {}",
+                plural(r.final_flush_lines, "line", "lines"),
                 bytes(r.final_flush_bytes)
             )
         )?;

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::output::{bytes, count};
+use crate::output::{bytes, bytes_per_sec, count, per_sec};
 
 use super::Progress;
 
@@ -11,13 +11,13 @@ use super::Progress;
 pub fn status_line(p: &Progress) -> String {
     let secs = p.elapsed.as_secs();
     format!(
-        "recording {:02}:{:02}:{:02}  {} events  {:.0} events/s  {:.1} MB/s from the kernel  dropped {}  file {}",
+        "recording {:02}:{:02}:{:02}  {} events  {} events/s  {} from the kernel  dropped {}  file {}",
         secs / 3600,
         secs / 60 % 60,
         secs % 60,
         count(p.events),
-        p.events_per_sec,
-        p.bytes_per_sec / 1e6,
+        per_sec(p.events_per_sec),
+        bytes_per_sec(p.bytes_per_sec),
         count(p.dropped),
         bytes(p.file_bytes)
     )
@@ -104,8 +104,16 @@ mod tests {
         let line = status_line(&p);
         assert!(line.contains("01:02:05"), "{line}");
         assert!(line.contains("1,234,567 events"), "{line}");
-        assert!(line.contains("100000 events/s"), "{line}");
-        assert!(line.contains("12.5 MB/s"), "{line}");
+        // Issue 14.8: the one rule for counts and rates, as every other command prints them.
+        assert!(line.contains("100,000 events/s"), "{line}");
+        assert!(line.contains("11.9 MiB/s from the kernel"), "{line}");
         assert!(line.contains("10.0 MiB"), "{line}");
+        let slow = status_line(&Progress {
+            events_per_sec: 0.5,
+            bytes_per_sec: 2_048.0,
+            ..p
+        });
+        assert!(slow.contains(" 0.50 events/s"), "{slow}");
+        assert!(slow.contains(" 2.0 KiB/s from the kernel"), "{slow}");
     }
 }
