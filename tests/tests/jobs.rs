@@ -10,9 +10,11 @@
 use std::path::{Path, PathBuf};
 
 use analyzer_core::compress::Decompressing;
+use analyzer_core::job::copy::{Copy, CopyRequest};
 use analyzer_core::job::load::{Load, LoadRequest};
 use analyzer_core::job::mrc::{Mrc, MrcRequest, Sizes};
 use analyzer_core::job::predict::{Predict, PredictRequest};
+use analyzer_core::job::simulate::model::{KernelModel, Model, ModelRequest};
 use analyzer_core::job::simulate::{Simulate, SimulateRequest};
 use analyzer_core::job::Job;
 use analyzer_core::{DeviceInfo, IoEvent, Op, TraceFormat, TraceHeader};
@@ -123,6 +125,159 @@ fn predict_cli_equals_worker_with_a_window_and_a_cached_curve() {
     assert_eq!(c.curve_with_cache.len(), 9, "the cached curve, every depth");
     // The window holds only part of the trace.
     assert!(worker.replayed_requests > 1000 && worker.replayed_requests < 106_356);
+}
+
+/// The kernels' caches are jobs too: `simulate --preset dm-cache-smq` (two passes, the first
+/// measuring the origin) and `--preset bcache-kernel` print what the worker's run of the same
+/// request gives, over a window.
+#[test]
+fn kernel_models_cli_equal_worker() {
+    let file = sample_bst();
+    for (preset, model, extra) in [
+        (
+            "dm-cache-smq",
+            KernelModel::DmCacheSmq,
+            &["--mode", "wt"][..],
+        ),
+        (
+            "bcache-kernel",
+            KernelModel::Bcache,
+            &["--bucket-size", "64KiB"][..],
+        ),
+    ] {
+        let mut args = vec![
+            "simulate",
+            file.to_str().expect("utf-8 path"),
+            "-q",
+            "--preset",
+            preset,
+            "--cache-size",
+            "64MiB",
+            "--window",
+            "3s..30s",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let cli = cli_json(&args);
+        let request: ModelRequest =
+            serde_json::from_value(cli["request"].clone()).expect("request");
+        assert_eq!(request.model, model);
+        assert_eq!(request.window_nanos, Some((3_000_000_000, 30_000_000_000)));
+        let job = Model::new(posted(&request)).expect("job");
+        assert_eq!(
+            job.passes(),
+            if model == KernelModel::DmCacheSmq {
+                2
+            } else {
+                1
+            }
+        );
+        let worker = worker_run(job, &file);
+        assert_eq!(cli, json(&worker), "{preset}");
+        // The counters the lab tests read are there, and the window cut the trace.
+        let counted = match model {
+            KernelModel::DmCacheSmq => {
+                let s = &cli["result"]["status"];
+                ["read_hits", "read_misses", "write_hits", "write_misses"]
+                    .iter()
+                    .map(|k| s[k].as_u64().expect("counter"))
+                    .sum::<u64>()
+            }
+            KernelModel::Bcache => {
+                let s = &cli["result"]["stats"];
+                [
+                    "cache_hits",
+                    "cache_misses",
+                    "cache_bypass_hits",
+                    "cache_bypass_misses",
+                ]
+                .iter()
+                .map(|k| s[k].as_u64().expect("counter"))
+                .sum::<u64>()
+            }
+        };
+        assert!(counted > 0, "{preset}: nothing counted");
+        let whole: Vec<&str> = args
+            .iter()
+            .copied()
+            .filter(|a| *a != "--window" && *a != "3s..30s")
+            .collect();
+        let whole = cli_json(&whole);
+        assert_ne!(
+            whole["result"], cli["result"],
+            "{preset}: the window changed nothing"
+        );
+    }
+}
+
+/// The report's trace copy: what `blocksight report` embeds is what the web app's export job
+/// builds for the same trace (which knows the event count from its load: one pass, where the
+/// CLI counts in a first pass and samples in a second).
+#[test]
+fn report_copy_equals_the_export_job() {
+    let file = sample_bst();
+    let dir = std::env::temp_dir().join(format!("bs-jobs-copy-{}", std::process::id()));
+    let web = dir.join("web");
+    std::fs::create_dir_all(&web).expect("web dir");
+    for (name, body) in [
+        ("index.html", "<!DOCTYPE html><title>t</title>"),
+        ("web-app.js", "async function __wbg_init(x) {}"),
+        ("web-app_bg.wasm", "\0asm"),
+        ("worker.js", "let wasm_bindgen;"),
+        ("worker_bg.wasm", "\0asm"),
+    ] {
+        std::fs::write(web.join(name), body).expect("bundle file");
+    }
+    let total = cli_json(&["stat", file.to_str().expect("utf-8 path"), "--json", "-q"])["events"]
+        .as_u64()
+        .expect("events");
+    for embed in [5_000u64, 1_000_000] {
+        let html = dir.join(format!("r{embed}.html"));
+        let out = std::process::Command::new(blocksight_tests::blocksight_bin())
+            .env("BLOCKSIGHT_WEB_DIR", &web)
+            .args(["report", "-q", "--embed-events", &embed.to_string(), "-o"])
+            .arg(&html)
+            .arg(&file)
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let page = std::fs::read_to_string(&html).expect("report");
+        let open = "<script type=\"application/octet-stream\" id=\"bs-trace\">";
+        let b64 = page
+            .split(open)
+            .nth(1)
+            .and_then(|t| t.split("</script>").next())
+            .expect("a trace copy");
+        use base64::Engine;
+        let embedded = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .expect("base64");
+        let request = CopyRequest {
+            embed_events: embed,
+            total_events: Some(total),
+        };
+        let job = Copy::new(posted(&request));
+        assert_eq!(job.passes(), 1);
+        let copy = worker_run(job, &file).expect("a copy");
+        assert_eq!(embedded, copy.bytes, "embed {embed}");
+        // The sample holds about the target; the whole trace when it fits.
+        if embed < total {
+            let rate = copy.sample_rate().expect("a block sample");
+            assert!(rate < 1.0);
+            assert!(
+                copy.events < total && copy.events > embed / 4,
+                "{}",
+                copy.events
+            );
+        } else {
+            assert_eq!(copy.events, total);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A grid of policies × sizes (the CLI's threads) equals the worker's one-thread run of the same

@@ -1388,3 +1388,77 @@ fn issue_10_md_flags_set_the_raid5d_ceiling() {
     let plain = write_iops(&[]).expect("plain");
     assert_eq!(vroc, plain);
 }
+
+/// RAID 10 on a trace: both disks of a mirror pair write the same (every host write goes to
+/// both copies, so the members write at least twice the host's writes); a write-through cache
+/// sends every write on unchanged and takes at least as many reads off the members as its
+/// devices served.
+#[test]
+fn raid10_mirrors_write_alike_and_a_write_through_cache_only_takes_reads() {
+    let trace = data_dir().join("sample/pgbench.bst");
+    let t = trace.display().to_string();
+    let stat: serde_json::Value =
+        serde_json::from_slice(&run_blocksight(["stat", &t, "--json", "-q"]).stdout)
+            .expect("stat json");
+    let host_writes = stat["writes"].as_u64().expect("writes");
+    let out = run_blocksight([
+        "predict",
+        &t,
+        "-q",
+        "--layout",
+        "raid10",
+        "--disks",
+        "4",
+        "--disk",
+        "nvme",
+        "--qd",
+        "4",
+        "--cache-size",
+        "8GiB",
+        "--preset",
+        "bcache",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let c = &v["configs"][0];
+    let members = |r: &serde_json::Value, tier: &str, key: &str| -> Vec<u64> {
+        r["disks"]
+            .as_array()
+            .expect("disks")
+            .iter()
+            .filter(|d| d["tier"] == tier)
+            .map(|d| d[key].as_u64().expect("count"))
+            .collect()
+    };
+    let (without, with) = (&c["without_cache"], &c["with_cache"]);
+    for r in [without, with] {
+        let w = members(r, "array", "writes");
+        let wb = members(r, "array", "write_bytes");
+        assert_eq!(w.len(), 4);
+        assert_eq!((w[0], wb[0]), (w[1], wb[1]), "first mirror pair");
+        assert_eq!((w[2], wb[2]), (w[3], wb[3]), "second mirror pair");
+        assert!(
+            w.iter().sum::<u64>() >= 2 * host_writes,
+            "{w:?} vs {host_writes} host writes"
+        );
+    }
+    assert_eq!(
+        members(without, "array", "writes"),
+        members(with, "array", "writes"),
+        "write-through: the members write the same with the cache"
+    );
+    let reads = |r| members(r, "array", "reads").iter().sum::<u64>();
+    let served: u64 = members(with, "cache", "reads").iter().sum();
+    assert!(served > 0, "the cache served no read");
+    assert!(
+        reads(without) - reads(with) >= served,
+        "member reads {} → {}, cache devices served {served}",
+        reads(without),
+        reads(with)
+    );
+}

@@ -6,6 +6,11 @@
 //! Hosts that want the grid's cells on several threads take them with [`Simulate::split`]:
 //! each [`Part`] is `Send`, builds its simulators on the thread that runs it, and is fed the
 //! same batches of events ([`Simulate::window_batch`] cuts them to the time window first).
+//!
+//! The kernels' own caches (`bcache-kernel`, `dm-cache-smq`) are separate models with their
+//! own counters: [`model`].
+
+pub mod model;
 
 use serde::{Deserialize, Serialize};
 

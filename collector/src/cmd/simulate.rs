@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use analyzer_core::cache::sim::Summary;
-use analyzer_core::cache::{bcache, dmcache};
 use analyzer_core::cache::{Preset, WriteMode};
+use analyzer_core::job::simulate::model::{KernelModel, Model, ModelRequest};
 use analyzer_core::job::simulate::{SimRun, Simulate, SimulateRequest, SimulateResult};
 use analyzer_core::job::{parse_duration, CacheParams, CacheSize, Job};
 use analyzer_core::units::{bytes, count, duration, parse_size, percent, plural};
@@ -212,11 +212,8 @@ fn run_split(
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    if args.preset.as_deref().is_some_and(dmcache::is_model_name) {
-        return run_dm_cache_smq(args);
-    }
-    if args.preset.as_deref().is_some_and(bcache::is_model_name) {
-        return run_bcache(args);
+    if let Some(model) = args.preset.as_deref().and_then(KernelModel::from_preset) {
+        return run_model(args, model);
     }
     let (result, read) = simulate(args)?;
     input::warn_diagnostics(&read);
@@ -433,16 +430,6 @@ fn print_text(
     Ok(())
 }
 
-/// `--cache-size` as bytes, which the product models need.
-fn cache_bytes_for(args: &Args, model: &str) -> anyhow::Result<u64> {
-    match CacheSize::parse(&args.cache_size).context("--cache-size")? {
-        CacheSize::Bytes(b) => Ok(b),
-        CacheSize::FootprintPercent(_) => {
-            bail!("--preset {model} takes --cache-size as a size, not a percentage")
-        }
-    }
-}
-
 /// An optional size flag, parsed.
 fn size_arg(value: &Option<String>, flag: &str) -> anyhow::Result<Option<u64>> {
     value
@@ -455,88 +442,51 @@ fn size_arg(value: &Option<String>, flag: &str) -> anyhow::Result<Option<u64>> {
         .transpose()
 }
 
-/// Prints a product model's result: `{"model", "result"}` with --json, else its text.
-fn print_model<R: serde::Serialize>(
-    args: &Args,
-    model: &str,
-    result: &R,
-    text: String,
-) -> anyhow::Result<()> {
+/// An optional duration flag, parsed.
+fn duration_arg(value: &Option<String>, flag: &str) -> anyhow::Result<Option<u64>> {
+    value
+        .as_deref()
+        .map(|d| parse_duration(d).context(flag.to_string()))
+        .transpose()
+}
+
+/// The request for a kernel model (`--preset bcache-kernel|dm-cache-smq`): the flags as given;
+/// the job decides every default and refuses the other model's settings.
+pub fn model_request(args: &Args, model: KernelModel) -> anyhow::Result<ModelRequest> {
+    let line = size_arg(&args.line_size, "--line-size")?;
+    Ok(ModelRequest {
+        cache_size: CacheSize::parse(&args.cache_size).context("--cache-size")?,
+        mode: args.mode.clone(),
+        window_nanos: args
+            .window
+            .as_deref()
+            .map(super::predict::parse_window)
+            .transpose()?,
+        sequential_cutoff_bytes: size_arg(&args.seq_cutoff, "--seq-cutoff")?,
+        bucket_bytes: size_arg(&args.bucket_size, "--bucket-size")?,
+        queue_depth: args.qd,
+        block_bytes: line,
+        origin_bytes: size_arg(&args.origin_size, "--origin-size")?,
+        created_before_nanos: duration_arg(&args.created_before, "--created-before")?,
+        bio_latency_nanos: duration_arg(&args.bio_latency, "--bio-latency")?,
+        migration_nanos: duration_arg(&args.migration_time, "--migration-time")?,
+        ..ModelRequest::new(model, CacheSize::Bytes(0))
+    })
+}
+
+/// `--preset bcache-kernel|dm-cache-smq`: runs the model's job (`job::simulate::model`) and
+/// prints its result: the JSON as it is, or the counters as the kernel names them.
+fn run_model(args: &Args, model: KernelModel) -> anyhow::Result<()> {
+    let job = Model::new(model_request(args, model)?)
+        .with_context(|| format!("--preset {}", model.name()))?;
+    let (result, read) = input::run_job(&args.input, job)?;
+    input::warn_diagnostics(&read);
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(
-            &mut out,
-            &serde_json::json!({ "model": model, "result": result }),
-        )?;
+        serde_json::to_writer_pretty(&mut out, &result)?;
         writeln!(out)?;
     } else {
-        write!(out, "{text}")?;
+        write!(out, "{}", result.output.text())?;
     }
     Ok(())
-}
-
-/// `--preset bcache-kernel`: the bcache product model (`analyzer_core::cache::bcache`), which counts
-/// what `stats_total/` counts.
-fn run_bcache(args: &Args) -> anyhow::Result<()> {
-    let cache_bytes = cache_bytes_for(args, bcache::MODEL_NAME)?;
-    let mut config = bcache::BcacheConfig::new(cache_bytes);
-    if let Some(m) = &args.mode {
-        config.mode = bcache::BcacheMode::from_name(m)
-            .with_context(|| format!("--mode {m:?}: bcache takes wt, wb, wa or none"))?;
-    }
-    if let Some(b) = size_arg(&args.seq_cutoff, "--seq-cutoff")? {
-        config.sequential_cutoff_bytes = b;
-    }
-    if let Some(b) = size_arg(&args.bucket_size, "--bucket-size")? {
-        config.bucket_bytes = b;
-    }
-    config.queue_depth = args.qd;
-    let mut model = bcache::BcacheModel::new(&config).map_err(anyhow::Error::msg)?;
-    let read = input::read_events(&args.input, |e| model.observe(e))?;
-    input::warn_diagnostics(&read);
-    let result = model.finish();
-    let text = bcache::stats_text(&result);
-    print_model(args, bcache::MODEL_NAME, &result, text)
-}
-
-/// `--preset dm-cache-smq`: the dm-cache/smq product model (`analyzer_core::cache::dmcache`),
-/// which counts what `dmsetup status` counts.
-fn run_dm_cache_smq(args: &Args) -> anyhow::Result<()> {
-    let cache_bytes = cache_bytes_for(args, dmcache::MODEL_NAME)?;
-    let block_bytes =
-        size_arg(&args.line_size, "--line-size")?.unwrap_or(dmcache::DEFAULT_BLOCK_BYTES);
-    let origin_bytes = match size_arg(&args.origin_size, "--origin-size")? {
-        Some(b) => b,
-        None => {
-            let mut end = 0u64;
-            input::read_events(&args.input, |e| end = end.max(e.end_bytes()))?;
-            end.div_ceil(block_bytes.max(1)) * block_bytes
-        }
-    };
-    let mut config = dmcache::DmCacheConfig::new(block_bytes, cache_bytes, origin_bytes);
-    if let Some(m) = &args.mode {
-        config.mode = dmcache::DmCacheMode::from_name(m)
-            .with_context(|| format!("--mode {m:?}: dm-cache-smq takes wb or wt"))?;
-    }
-    if let Some(d) = &args.created_before {
-        config.created_before_nanos = parse_duration(d)
-            .map_err(anyhow::Error::msg)
-            .context("--created-before")?;
-    }
-    if let Some(d) = &args.bio_latency {
-        config.bio_latency_nanos = parse_duration(d)
-            .map_err(anyhow::Error::msg)
-            .context("--bio-latency")?;
-    }
-    if let Some(d) = &args.migration_time {
-        config.migration_nanos = parse_duration(d)
-            .map_err(anyhow::Error::msg)
-            .context("--migration-time")?;
-    }
-    let mut model = dmcache::DmCacheModel::new(&config).map_err(anyhow::Error::msg)?;
-    let read = input::read_events(&args.input, |e| model.observe(e))?;
-    input::warn_diagnostics(&read);
-    let result = model.finish();
-    let text = dmcache::status_text(&result);
-    print_model(args, dmcache::MODEL_NAME, &result, text)
 }
