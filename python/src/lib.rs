@@ -162,6 +162,7 @@ fn mrc_request(o: &Options) -> anyhow::Result<MrcRequest> {
         sample_lines: uint(o, "sample_lines")?.unwrap_or(d.sample_lines),
         minisim_rate: float(o, "minisim_rate")?.unwrap_or(d.minisim_rate),
         minisim_lines: uint(o, "minisim_lines")?.unwrap_or(d.minisim_lines),
+        minisim_max_passes: float(o, "minisim_max_passes")?,
         window_nanos: window(o)?,
         ..d
     })

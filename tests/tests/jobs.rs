@@ -342,6 +342,61 @@ fn mrc_cli_equals_worker_and_percentages_share_one_footprint() {
     assert_eq!(lru["points"][0]["size_lines"].as_u64(), Some(tenth));
 }
 
+/// The Cache view's first answer (issue 12): its sampled curves, the worker's simulate job with
+/// a work bound, are `blocksight mrc --minisim-max-passes` policy by policy.
+#[test]
+fn the_cache_views_sampled_curves_are_blocksight_mrc_with_a_work_bound() {
+    use analyzer_core::job::simulate::{CURVE_POLICIES, INTERACTIVE_CURVE_PASSES};
+    use analyzer_core::job::CacheParams;
+    let file = sample_bst();
+    let path = file.to_str().expect("utf-8 path");
+    let request = SimulateRequest {
+        with_curves: true,
+        curve_passes: Some(INTERACTIVE_CURVE_PASSES),
+        ..SimulateRequest::new(CacheParams {
+            size_bytes: 256 << 20,
+            ..CacheParams::default()
+        })
+    };
+    let worker = worker_run(Simulate::new(posted(&request)).expect("job"), &file);
+    assert_eq!(worker.curves.len(), CURVE_POLICIES.len());
+    let passes = INTERACTIVE_CURVE_PASSES.to_string();
+    for curve in &worker.curves {
+        let cli = cli_json(&[
+            "mrc",
+            path,
+            "-q",
+            "--policy",
+            &curve.policy,
+            "--sizes",
+            "16",
+            "--minisim-max-passes",
+            &passes,
+            "--json",
+        ]);
+        assert_eq!(cli, json(curve), "{}", curve.policy);
+        let rate = curve.sampling.as_ref().expect("sampled").rate;
+        assert!(rate < 0.5, "{}: sampled, rate {rate}", curve.policy);
+    }
+    // Without the bound, the same job gives MiniSim's default curves (the refinement).
+    let refined = worker_run(
+        Simulate::new(SimulateRequest {
+            curve_passes: None,
+            ..request
+        })
+        .expect("job"),
+        &file,
+    );
+    let cli = cli_json(&[
+        "mrc", path, "-q", "--policy", "arc", "--sizes", "16", "--json",
+    ]);
+    assert_eq!(cli, json(&refined.curves[1]));
+    assert_ne!(
+        refined.curves[1], worker.curves[1],
+        "the bound changes the curve"
+    );
+}
+
 /// The load: `stat --json` and `analyze --json` are the worker's load results.
 #[test]
 fn load_cli_equals_worker() {

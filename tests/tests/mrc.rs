@@ -335,6 +335,56 @@ fn minisim_on_the_real_sample_trace() {
     }
 }
 
+/// The Cache view's first curves (MiniSim bounded to a quarter pass per policy,
+/// `SimulateRequest::curve_passes`) against full simulation of every size on the real pgbench
+/// trace: the policies and the 16 sizes the view draws (issue 12). The refined curves that
+/// follow (MiniSim's defaults) are measured beside them.
+#[test]
+fn interactive_minisim_on_the_real_sample_trace() {
+    use analyzer_core::job::simulate::{CURVE_POLICIES, CURVE_SIZES, INTERACTIVE_CURVE_PASSES};
+    let (header, events) = pgbench_events();
+    let mut exact = LruMrc::exact(4096);
+    events.iter().for_each(|e| exact.observe(e));
+    let footprint = exact.footprint_lines();
+    let sizes = analyzer_core::mrc::linear_sizes(footprint, CURVE_SIZES);
+    let curve = |mut mc: MiniSimConfig, bound: Option<f64>| {
+        mc.max_passes = bound;
+        let mut mini = MiniSim::new(mc).expect("config");
+        events.iter().for_each(|e| mini.observe(e));
+        mini.finish(&header)
+    };
+    let mut worst = 0.0f64;
+    for name in CURVE_POLICIES {
+        let policy = PolicyKind::from_name(name).expect("policy");
+        let mc = MiniSimConfig::new(policy, 4096, sizes.clone());
+        let quick = curve(mc.clone(), Some(INTERACTIVE_CURVE_PASSES));
+        let refined = curve(mc, None);
+        let rate = quick.sampling.as_ref().expect("sampled").rate;
+        assert!(rate < 1.0, "{name}: the quick curve samples");
+        let (mut quick_sum, mut refined_sum) = (0.0, 0.0);
+        for (q, r) in quick.points.iter().zip(&refined.points) {
+            assert_eq!(q.size_lines, r.size_lines);
+            let mut full =
+                Simulator::new(&SimConfig::new(policy, q.size_lines, 4096)).expect("config");
+            events.iter().for_each(|e| full.observe(e));
+            let h = full.finish().whole.ratios.line_hit_ratio.unwrap_or(0.0);
+            quick_sum += (h - q.hit_ratio).abs();
+            refined_sum += (h - r.hit_ratio).abs();
+        }
+        let n = quick.points.len() as f64;
+        let (quick_mae, refined_mae) = (quick_sum / n, refined_sum / n);
+        eprintln!(
+            "pgbench {name:<7} quick (rate >= {rate:.4}) MAE {quick_mae:.5}, refined MAE {refined_mae:.5}"
+        );
+        worst = worst.max(quick_mae);
+        assert!(refined_mae <= 0.01, "{name}: refined {refined_mae}");
+    }
+    assert!(worst <= QUICK_CURVE_MAE, "worst quick-curve MAE {worst}");
+}
+
+/// The bound the quick curves meet on the sample trace, in hit-ratio points (0.01 = 1 point; measured 0.003-0.007).
+const QUICK_CURVE_MAE: f64 = 0.01;
+
 fn mrc_json(args: &[&str]) -> serde_json::Value {
     let out = run_blocksight(args);
     assert!(

@@ -18,7 +18,7 @@ use crate::embedded;
 use crate::state::{Action, AppState, Phase};
 use crate::units::duration;
 use crate::url_state::{UrlState, VIEWS};
-use crate::worker::cache_sim::CacheSimRequest;
+use crate::worker::cache_sim::{CacheSimRequest, INTERACTIVE_CURVE_PASSES};
 use crate::worker::codec::JsCodec;
 use crate::worker::predict::{PredictRequest, Staging};
 use crate::worker::protocol::{Request, Results, Source};
@@ -277,6 +277,8 @@ pub fn App() -> Html {
                 Some(CacheSimRequest {
                     footprint_lines: Some(footprint_lines),
                     with_curves: true,
+                    // Sampled curves first; the worker refines them next (worker::refine_curves).
+                    curve_passes: Some(INTERACTIVE_CURVE_PASSES),
                     window_nanos: state.url.window_nanos(),
                     ..CacheSimRequest::new(cache)
                 })
@@ -313,6 +315,7 @@ pub fn App() -> Html {
             state.dispatch(Action::CacheSimStart {
                 job,
                 now_ms: embedded::now_ms(),
+                with_curves: request.with_curves,
             });
             *last_sent.borrow_mut() = Some((request.clone(), *results_ptr));
             b.send(Request::CacheSim {

@@ -95,6 +95,12 @@ pub struct CacheSimState {
     /// UI clock when the running job was sent, and how long the last answer took.
     pub started_ms: Option<f64>,
     pub elapsed_ms: Option<f64>,
+    /// The job whose sampled curves the worker is refining, and how far it has read (0 to 1).
+    pub refining: Option<JobId>,
+    pub refine_progress: f64,
+    /// UI clock when the curves' job was sent, and how long their refinement took from then.
+    pub curves_started_ms: Option<f64>,
+    pub refined_ms: Option<f64>,
 }
 
 /// The Array view's prediction: the job computing in the worker and the last answer.
@@ -169,6 +175,8 @@ pub enum Action {
     CacheSimStart {
         job: JobId,
         now_ms: f64,
+        /// The request asks for the policies' curves (replacing any being refined).
+        with_curves: bool,
     },
 }
 
@@ -206,10 +214,38 @@ impl Reducible for AppState {
                     preview: None,
                 });
             }
-            Action::CacheSimStart { job, now_ms } => {
+            Action::CacheSimStart {
+                job,
+                now_ms,
+                with_curves,
+            } => {
                 s.cache_sim.computing = Some(job);
                 s.cache_sim.next_job = job + 1;
                 s.cache_sim.started_ms = Some(now_ms);
+                if with_curves {
+                    s.cache_sim.refining = None;
+                    s.cache_sim.curves_started_ms = Some(now_ms);
+                }
+            }
+            Action::Worker {
+                response: Response::CacheCurvesProgress { job, fraction },
+                ..
+            } => {
+                if s.cache_sim.refining != Some(job) {
+                    return self;
+                }
+                s.cache_sim.refine_progress = fraction;
+            }
+            Action::Worker {
+                response: Response::CacheCurvesRefined { job, curves },
+                now_ms,
+            } => {
+                if s.cache_sim.refining != Some(job) {
+                    return self;
+                }
+                s.cache_sim.refining = None;
+                s.cache_sim.curves = Some(Rc::new(curves));
+                s.cache_sim.refined_ms = s.cache_sim.curves_started_ms.map(|t| now_ms - t);
             }
             Action::Worker {
                 response: Response::CacheSimulated { job, result },
@@ -223,6 +259,11 @@ impl Reducible for AppState {
                 s.cache_sim.error = None;
                 if result.request.with_curves {
                     s.cache_sim.curves = Some(Rc::new(result.curves.clone()));
+                    // Sampled first curves are refined by the worker next.
+                    let sampled = result.request.curve_passes.is_some();
+                    s.cache_sim.refining = sampled.then_some(job);
+                    s.cache_sim.refine_progress = 0.0;
+                    s.cache_sim.refined_ms = None;
                 }
                 s.cache_sim.result = Some(Rc::new(*result));
             }
@@ -230,6 +271,12 @@ impl Reducible for AppState {
                 response: Response::CacheSimFailed { job, error },
                 ..
             } => {
+                if s.cache_sim.refining == Some(job) && s.cache_sim.computing != Some(job) {
+                    // The refinement failed: the sampled curves stay, with the reason.
+                    s.cache_sim.refining = None;
+                    s.cache_sim.error = Some(error);
+                    return Rc::new(s);
+                }
                 if s.cache_sim.computing != Some(job) {
                     return self;
                 }
@@ -317,6 +364,8 @@ impl Reducible for AppState {
                     | Response::PredictFailed { .. }
                     | Response::CacheSimulated { .. }
                     | Response::CacheSimFailed { .. }
+                    | Response::CacheCurvesProgress { .. }
+                    | Response::CacheCurvesRefined { .. }
                     | Response::Exported { .. }
                     | Response::ExportFailed { .. } => {}
                 }
@@ -401,6 +450,95 @@ mod tests {
         assert_eq!(l.seconds_left(), Some(1.0));
         let s = s.reduce(Action::Cancel);
         assert!(matches!(s.phase, Phase::Cancelled { .. }));
+    }
+
+    /// Issue 12: the Cache view's first answer carries sampled curves, which the worker's
+    /// refinement then replaces; a new size alone keeps the refinement, new curves drop it.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn sampled_curves_are_replaced_by_their_refinement() {
+        use analyzer_core::job::simulate::{Simulate, INTERACTIVE_CURVE_PASSES};
+        use analyzer_core::job::{run_events, CacheParams};
+        let (events, header) = crate::test_support::sample_events(4_000);
+        let request = crate::worker::cache_sim::CacheSimRequest {
+            with_curves: true,
+            curve_passes: Some(INTERACTIVE_CURVE_PASSES),
+            footprint_lines: Some(20_000),
+            ..crate::worker::cache_sim::CacheSimRequest::new(CacheParams {
+                size_bytes: 16 << 20,
+                ..CacheParams::default()
+            })
+        };
+        let result =
+            run_events(Simulate::new(request).expect("job"), &header, &events).expect("runs");
+        let sampled = result.curves.clone();
+        let mut refined = sampled.clone();
+        refined[0].policy = "refined".into();
+        let start = |s: Rc<AppState>, job, with_curves| {
+            s.reduce(Action::CacheSimStart {
+                job,
+                now_ms: 0.0,
+                with_curves,
+            })
+        };
+        let worker =
+            |s: Rc<AppState>, response, now_ms| s.reduce(Action::Worker { response, now_ms });
+        let s = start(Rc::new(AppState::new(UrlState::default())), 1, true);
+        let s = worker(
+            s,
+            Response::CacheSimulated {
+                job: 1,
+                result: Box::new(result.clone()),
+            },
+            300.0,
+        );
+        assert_eq!(s.cache_sim.refining, Some(1));
+        assert_eq!(s.cache_sim.elapsed_ms, Some(300.0));
+        assert_eq!(s.cache_sim.curves.as_deref(), Some(&sampled));
+        // The size moves: a simulation alone, the refinement goes on.
+        let s = start(s, 2, false);
+        let s = worker(
+            s,
+            Response::CacheCurvesProgress {
+                job: 1,
+                fraction: 0.5,
+            },
+            400.0,
+        );
+        assert_eq!(s.cache_sim.refine_progress, 0.5);
+        let s = worker(
+            s,
+            Response::CacheCurvesRefined {
+                job: 1,
+                curves: refined.clone(),
+            },
+            2000.0,
+        );
+        assert_eq!(s.cache_sim.refining, None);
+        assert_eq!(s.cache_sim.refined_ms, Some(2000.0));
+        assert_eq!(s.cache_sim.curves.as_deref(), Some(&refined));
+        // New curves (another policy) drop a refinement still running for the old ones.
+        let s = worker(
+            start(s, 3, true),
+            Response::CacheSimulated {
+                job: 3,
+                result: Box::new(result),
+            },
+            100.0,
+        );
+        let s = start(s, 4, true);
+        let s = worker(
+            s,
+            Response::CacheCurvesRefined {
+                job: 3,
+                curves: refined,
+            },
+            900.0,
+        );
+        assert_eq!(
+            s.cache_sim.curves.as_deref(),
+            Some(&sampled),
+            "stale refinement"
+        );
     }
 
     #[wasm_bindgen_test(unsupported = test)]

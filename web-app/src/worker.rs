@@ -22,6 +22,7 @@ use analyzer_core::TraceFormat;
 use gloo_worker::{HandlerId, Worker, WorkerScope};
 
 use crate::error::{LoadError, LoadErrorKind};
+use cache_sim::CacheSimRequest;
 use protocol::{JobId, Request, Response, Source};
 use reader::ChunkReader;
 use session::Session;
@@ -41,6 +42,9 @@ pub struct EngineWorker {
     current_predict: Rc<Cell<JobId>>,
     /// The cache simulation job allowed to run (a newer one replaces it).
     current_cache: Rc<Cell<JobId>>,
+    /// The Cache view's job whose curves are being refined (a newer request with curves
+    /// replaces it; one for a new size alone does not).
+    current_curves: Rc<Cell<JobId>>,
 }
 
 impl Worker for EngineWorker {
@@ -53,6 +57,7 @@ impl Worker for EngineWorker {
             current: Rc::new(Cell::new(0)),
             current_predict: Rc::new(Cell::new(0)),
             current_cache: Rc::new(Cell::new(0)),
+            current_curves: Rc::new(Cell::new(0)),
         }
     }
 
@@ -94,11 +99,32 @@ impl Worker for EngineWorker {
                 request,
             } => {
                 self.current_cache.set(job);
+                if request.with_curves {
+                    // The old curves' refinement is of another policy, mode or line size.
+                    self.current_curves.set(0);
+                }
                 let scope = scope.clone();
                 let current = self.current_cache.clone();
+                let current_curves = self.current_curves.clone();
                 wasm_bindgen_futures::spawn_local(async move {
-                    if let Some(out) = simulate_cache(job, source, request, &current).await {
-                        scope.respond(id, out);
+                    let refine = request.with_curves && request.curve_passes.is_some();
+                    let refined = CacheSimRequest {
+                        curve_passes: None,
+                        ..request.clone()
+                    };
+                    let Some(out) = simulate_cache(job, source.clone(), request, &current).await
+                    else {
+                        return;
+                    };
+                    let answered = matches!(out, Response::CacheSimulated { .. });
+                    scope.respond(id, out);
+                    if refine && answered {
+                        current_curves.set(job);
+                        if let Some(out) =
+                            refine_curves(&scope, id, job, source, refined, &current_curves).await
+                        {
+                            scope.respond(id, out);
+                        }
                     }
                 });
             }
@@ -136,9 +162,13 @@ async fn predict(
         Ok(p) => p.with_tier_limit(predict::MAX_TIER_LINES),
         Err(e) => return failed(e.to_string()),
     };
-    let read = run_job(source, &mut run, &|| current.get() != job, &|j| {
-        j.check_memory().map_err(|e| e.to_string())
-    })
+    let read = run_job(
+        source,
+        &mut run,
+        &|| current.get() != job,
+        &|j| j.check_memory().map_err(|e| e.to_string()),
+        &|_| {},
+    )
     .await;
     match read {
         Ok(()) => match run.finish() {
@@ -167,12 +197,64 @@ async fn simulate_cache(
         Ok(r) => r,
         Err(e) => return failed(e.to_string()),
     };
-    let read = run_job(source, &mut run, &|| current.get() != job, &|_| Ok(())).await;
+    let read = run_job(
+        source,
+        &mut run,
+        &|| current.get() != job,
+        &|_| Ok(()),
+        &|_| {},
+    )
+    .await;
     match read {
         Ok(()) => match run.finish() {
             Ok(result) => Some(Response::CacheSimulated {
                 job,
                 result: Box::new(result),
+            }),
+            Err(e) => failed(e.to_string()),
+        },
+        Err(None) => None,
+        Err(Some(e)) => failed(e),
+    }
+}
+
+/// The Cache view's second answer: the same job with MiniSim's default miniatures instead of
+/// the first answer's work-bounded ones, posting its progress (the share of its passes read) at
+/// most every [`PREVIEW_EVERY_MS`]. `None` when a newer request with curves replaced it.
+async fn refine_curves(
+    scope: &WorkerScope<EngineWorker>,
+    id: HandlerId,
+    job: JobId,
+    source: Source,
+    request: CacheSimRequest,
+    current: &Cell<JobId>,
+) -> Option<Response> {
+    let failed = |error: String| Some(Response::CacheSimFailed { job, error });
+    let mut run = match Simulate::with_exact_limit(request, Some(cache_sim::MAX_EXACT_LINES)) {
+        Ok(r) => r,
+        Err(e) => return failed(e.to_string()),
+    };
+    let next_ms = Cell::new(0.0);
+    let progress = |fraction: f64| {
+        let now_ms = js_sys::Date::now();
+        if now_ms >= next_ms.get() {
+            next_ms.set(now_ms + PREVIEW_EVERY_MS);
+            scope.respond(id, Response::CacheCurvesProgress { job, fraction });
+        }
+    };
+    let read = run_job(
+        source,
+        &mut run,
+        &|| current.get() != job,
+        &|_| Ok(()),
+        &progress,
+    )
+    .await;
+    match read {
+        Ok(()) => match run.finish() {
+            Ok(result) => Some(Response::CacheCurvesRefined {
+                job,
+                curves: result.curves,
             }),
             Err(e) => failed(e.to_string()),
         },
@@ -190,7 +272,7 @@ async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events
         total_events: Some(total_events),
     });
     // An export is never replaced: it runs to the end or fails.
-    let read = run_job(source, &mut copy, &|| false, &|_| Ok(())).await;
+    let read = run_job(source, &mut copy, &|| false, &|_| Ok(()), &|_| {}).await;
     if let Err(e) = read {
         return failed(e.unwrap_or_default());
     }
@@ -216,12 +298,13 @@ async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events
 /// slices, decoding only (the job applies its own window). Between slices the job may stop:
 /// `replaced()` (a newer job of its kind) gives `Err(None)`, and an error from
 /// `between_slices(job)` (a memory bound) or from reading, decoding or the job gives
-/// `Err(Some(words))`.
+/// `Err(Some(words))`. After each slice `progress` is told the share of the job's passes read.
 async fn run_job<J: Job>(
     source: Source,
     job: &mut J,
     replaced: &dyn Fn() -> bool,
     between_slices: &dyn Fn(&J) -> Result<(), String>,
+    progress: &dyn Fn(f64),
 ) -> Result<(), Option<String>> {
     let mut pass = 0;
     while pass < job.passes() {
@@ -230,6 +313,7 @@ async fn run_job<J: Job>(
             Source::Blob { blob, .. } => ChunkReader::from_blob(blob.clone()),
             Source::Url { url } => ChunkReader::from_url(url).await.map_err(Some)?,
         };
+        let total_bytes = reader.total_bytes().filter(|&t| t > 0);
         let mut session = Session::new(None, DecodeOptions::default()).events_only();
         loop {
             if replaced() {
@@ -241,6 +325,10 @@ async fn run_job<J: Job>(
                         .push_with(chunk, &mut |e| job.observe(e))
                         .map_err(|e| Some(e.plain_words()))?;
                     between_slices(job).map_err(Some)?;
+                    if let Some(t) = total_bytes {
+                        let read = (session.input_bytes() as f64 / t as f64).min(1.0);
+                        progress((pass as f64 + read) / job.passes().max(1) as f64);
+                    }
                 }
                 None => break,
             }

@@ -100,6 +100,10 @@ pub struct MrcRequest {
     pub minisim_rate: f64,
     /// MiniSim: the smallest miniature, in lines.
     pub minisim_lines: u64,
+    /// MiniSim: a bound on the work, in simulated passes over the trace (the miniatures' rates
+    /// summed, `MiniSimConfig::max_passes`); `minisim_lines` is lowered until it fits.
+    #[serde(default)]
+    pub minisim_max_passes: Option<f64>,
     #[serde(default)]
     pub window_nanos: WindowNanos,
 }
@@ -116,6 +120,7 @@ impl MrcRequest {
             sample_lines: 65536,
             minisim_rate: MiniSimConfig::DEFAULT_BASE_RATE,
             minisim_lines: MiniSimConfig::DEFAULT_MIN_SAMPLED_LINES,
+            minisim_max_passes: None,
             window_nanos: None,
         }
     }
@@ -160,6 +165,14 @@ impl Mrc {
                     policy.name()
                 ),
             ));
+        }
+        if let Some(p) = request.minisim_max_passes {
+            if !(p.is_finite() && p > 0.0) {
+                return Err(JobError::invalid(
+                    format!("minisim max passes {p}"),
+                    "a bound on the work is a number of passes above 0",
+                ));
+            }
         }
         let line = request.line_bytes;
         if !line.is_power_of_two() || !(4096..=1 << 20).contains(&line) {
@@ -218,6 +231,7 @@ impl Mrc {
         let mut config = MiniSimConfig::new(self.policy, line, sizes);
         config.base_rate = self.request.minisim_rate.clamp(1e-9, 1.0);
         config.min_sampled_lines = self.request.minisim_lines.max(1);
+        config.max_passes = self.request.minisim_max_passes;
         config
     }
 

@@ -30,6 +30,10 @@ pub const CURVE_POLICIES: [&str; 4] = ["fifo", "arc", "s3fifo", "lirs"];
 /// Cache sizes per curve, evenly spaced up to the footprint.
 pub const CURVE_SIZES: u32 = 16;
 
+/// The curves' work bound of an interactive first answer, in simulated passes over the trace
+/// per policy ([`SimulateRequest::curve_passes`]).
+pub const INTERACTIVE_CURVE_PASSES: f64 = MiniSimConfig::INTERACTIVE_PASSES;
+
 /// Most cells of a grid.
 pub const MAX_CELLS: usize = 256;
 
@@ -45,6 +49,11 @@ pub struct SimulateRequest {
     /// Also compute the policies' curves (they do not depend on the size).
     #[serde(default)]
     pub with_curves: bool,
+    /// A bound on each curve's work, in simulated passes over the trace
+    /// (`MiniSimConfig::max_passes`): the quick, more sampled curves of an interactive first
+    /// answer ([`INTERACTIVE_CURVE_PASSES`]). `None`: MiniSim's default miniatures.
+    #[serde(default)]
+    pub curve_passes: Option<f64>,
     /// Only `[start, end)` nanoseconds after the first request.
     #[serde(default)]
     pub window_nanos: WindowNanos,
@@ -73,6 +82,7 @@ impl SimulateRequest {
             cache,
             footprint_lines: None,
             with_curves: false,
+            curve_passes: None,
             window_nanos: None,
             policies: Vec::new(),
             sizes: Vec::new(),
@@ -290,6 +300,14 @@ impl Simulate {
         if request.time_bins == 0 {
             return Err(crate::cache::ConfigError::TimeBins.into());
         }
+        if let Some(p) = request.curve_passes {
+            if !(p.is_finite() && p > 0.0) {
+                return Err(JobError::invalid(
+                    format!("curve passes {p}"),
+                    "a bound on the curves' work is a number of passes above 0",
+                ));
+            }
+        }
         // Check every name and fixed size now, before any pass.
         for c in &grid {
             c.choice()?;
@@ -382,6 +400,7 @@ impl Simulate {
                 for policy in policies {
                     let mut c = MiniSimConfig::new(policy, base.line_bytes, sizes.clone());
                     c.sim.mode = base.mode;
+                    c.max_passes = self.request.curve_passes;
                     self.curves.push(MiniSim::new(c).map_err(|e| {
                         JobError::invalid(format!("curve {}", policy.name()), e.to_string())
                     })?);

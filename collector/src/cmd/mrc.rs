@@ -42,6 +42,11 @@ pub struct Args {
     /// MiniSim: the smallest miniature, in lines (small sizes get higher rates).
     #[arg(long, default_value_t = MiniSimConfig::DEFAULT_MIN_SAMPLED_LINES)]
     pub minisim_lines: u64,
+    /// MiniSim: bound the work to this many simulated passes over the trace (the miniatures'
+    /// sampling rates summed; smaller miniatures, a quicker and rougher curve: the web app's
+    /// first curves use 0.25).
+    #[arg(long, value_name = "PASSES")]
+    pub minisim_max_passes: Option<f64>,
     /// Only the requests from START to END after the trace's first request (`10s..70s`).
     #[arg(long, value_name = "START..END")]
     pub window: Option<String>,
@@ -71,6 +76,7 @@ pub fn request(args: &Args) -> anyhow::Result<MrcRequest> {
         sample_lines: args.sample_lines,
         minisim_rate: args.minisim_rate,
         minisim_lines: args.minisim_lines,
+        minisim_max_passes: args.minisim_max_passes,
         window_nanos: args
             .window
             .as_deref()

@@ -19,6 +19,7 @@ use crate::url_state::UrlState;
 use crate::worker::cache_sim::CacheSimResult;
 use crate::worker::predict::CacheParams;
 use crate::worker::protocol::Results;
+use analyzer_core::mrc::MrcReport;
 
 #[derive(Properties, PartialEq)]
 pub struct CacheProps {
@@ -67,6 +68,27 @@ fn sim_card(r: &CacheSimResult) -> Html {
                 <div class="detail">{ format!("{} fills, {} evictions ({} dirty)", count(w.counts.fills), count(w.counts.evictions), count(w.counts.dirty_evictions)) }</div>
             </div>
         </div>
+    }
+}
+
+/// How a policy's MiniSim curve was computed: `exact` when every miniature ran at rate 1, else
+/// its lowest sampling rate.
+fn curve_label(r: &MrcReport) -> String {
+    match r.sampling.as_ref().map(|s| s.rate) {
+        Some(rate) if rate < 1.0 => format!("MiniSim, sampled ≥ {}", rate_words(rate)),
+        _ => "MiniSim, exact".to_owned(),
+    }
+}
+
+/// A sampling rate as a percentage with enough digits to be non-zero.
+fn rate_words(rate: f64) -> String {
+    let pct = rate * 100.0;
+    if pct >= 10.0 {
+        format!("{pct:.0}%")
+    } else if pct >= 1.0 {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.2}%")
     }
 }
 
@@ -357,10 +379,15 @@ pub fn CacheView(props: &CacheProps) -> Html {
     }];
     if let Some(more) = &props.sim.curves {
         curves.extend(more.iter().map(|r| Curve {
-            policy: format!("{} (MiniSim)", r.policy),
+            policy: format!("{} ({})", r.policy, curve_label(r)),
             ..Curve::from_report(r)
         }));
     }
+    let curves_rate = props.sim.curves.as_ref().and_then(|c| {
+        c.iter()
+            .filter_map(|r| r.sampling.as_ref().map(|s| s.rate))
+            .reduce(f64::min)
+    });
     let wanted = chosen_cache(&props.results, &props.url);
     let wanted_window = props.url.window_nanos();
     let sim_result = props
@@ -463,6 +490,22 @@ pub fn CacheView(props: &CacheProps) -> Html {
                         format!("Estimated: this cache would hold more lines than the tab simulates exactly ({} lines), so a {:.2}% spatial sample of the lines ran in a cache scaled down to match, and the counts are scaled back (MiniSim; about ±0.01 on the hit ratio). `blocksight simulate` computes it exactly.",
                             crate::units::count(crate::worker::cache_sim::MAX_EXACT_LINES), rate * 100.0)
                     }</p>
+                }
+                if let Some(rate) = curves_rate {
+                    <p class="hint" data-testid="cache-curves-state"
+                        data-value={if props.sim.refining.is_some() { "refining" } else { "done" }}
+                        data-rate={rate.to_string()}
+                        data-refined-ms={props.sim.refined_ms.map(|ms| format!("{ms:.0}")).unwrap_or_default()}>
+                        if props.sim.refining.is_some() {
+                            <span class="spinner"></span>
+                            { format!(" The policies' curves are a quick sample (each policy's miniatures together a quarter pass over the trace, rates from {}); refining them with larger miniatures… {:.0}%",
+                                rate_words(rate), props.sim.refine_progress * 100.0) }
+                        } else if let Some(ms) = props.sim.refined_ms {
+                            { format!("The policies' curves were refined in {} (lowest sampling rate {}).", duration((ms * 1e6) as u64), rate_words(rate)) }
+                        } else {
+                            { format!("The policies' curves: lowest sampling rate {}.", rate_words(rate)) }
+                        }
+                    </p>
                 }
                 if let (Some(r), Some(ms)) = (sim_result, props.sim.elapsed_ms) {
                     <p class="hint" data-testid="cache-sim-time" data-value={format!("{ms:.0}")}>{

@@ -4,7 +4,7 @@
 
 pub use analyzer_core::job::simulate::{
     footprint_lines_at, SimulateRequest as CacheSimRequest, SimulateResult as CacheSimResult,
-    CURVE_POLICIES, CURVE_SIZES,
+    CURVE_POLICIES, CURVE_SIZES, INTERACTIVE_CURVE_PASSES,
 };
 
 /// Most lines the chosen cache may hold exactly (about 45 bytes each for LRU, twice that for

@@ -2,6 +2,7 @@
 //! the UI hands over a `Blob` (or a same-origin URL) and gets progress and results back.
 
 use analyzer_core::analysis::timeline::TimelineReport;
+use analyzer_core::mrc::MrcReport;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LoadError;
@@ -107,6 +108,16 @@ pub enum Response {
         job: JobId,
         error: String,
     },
+    /// How far the refinement of a `CacheSim` job's curves has read (0 to 1).
+    CacheCurvesProgress {
+        job: JobId,
+        fraction: f64,
+    },
+    /// The refined curves of a `CacheSim` job whose first answer had sampled ones.
+    CacheCurvesRefined {
+        job: JobId,
+        curves: Vec<MrcReport>,
+    },
     /// The trace copy of an `Export` job (a native `.bst`, as a `Blob`).
     Exported {
         job: JobId,
@@ -134,6 +145,8 @@ impl Response {
             | Response::PredictFailed { job, .. }
             | Response::CacheSimulated { job, .. }
             | Response::CacheSimFailed { job, .. }
+            | Response::CacheCurvesProgress { job, .. }
+            | Response::CacheCurvesRefined { job, .. }
             | Response::Exported { job, .. }
             | Response::ExportFailed { job, .. } => *job,
         }
