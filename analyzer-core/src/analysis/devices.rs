@@ -104,6 +104,64 @@ pub struct DeviceReport {
 }
 
 impl DeviceReport {
+    /// Column titles of [`DeviceReport::cells`].
+    pub const COLUMNS: [&'static str; 8] = [
+        "device",
+        "requests",
+        "reads",
+        "footprint",
+        "hot 90%",
+        "cache",
+        "hits",
+        "saved I/Os",
+    ];
+
+    /// The table's cells, one row per device then the `others` row, formatted by the one set of
+    /// rules (`units`) that `analyze --per-device` prints and the web Overview shows: a `~`
+    /// marks a size estimated from a spatial sample; `-` a device with no recommendation. The
+    /// device name is raw (a host escapes it for its sink); an unnamed device shows its index.
+    pub fn cells(&self) -> Vec<[String; 8]> {
+        use crate::units::{bytes, count, pct, percent, plural};
+        let approx = |exact: bool, b: u64| format!("{}{}", if exact { "" } else { "~" }, bytes(b));
+        let mut rows: Vec<[String; 8]> = self
+            .rows
+            .iter()
+            .map(|r| {
+                [
+                    if r.device_name.is_empty() {
+                        r.device.to_string()
+                    } else {
+                        r.device_name.clone()
+                    },
+                    count(r.requests),
+                    pct(r.reads, r.reads + r.writes),
+                    approx(r.footprint_exact, r.footprint_bytes),
+                    approx(r.hot_exact, r.hot_90_bytes),
+                    r.recommended_bytes.map_or_else(|| "-".into(), bytes),
+                    if r.recommended_bytes.is_some() {
+                        percent(Some(r.hit_ratio))
+                    } else {
+                        "-".into()
+                    },
+                    count(r.saved_line_ios),
+                ]
+            })
+            .collect();
+        if let Some(o) = &self.others {
+            rows.push([
+                plural(o.devices, "other", "others"),
+                count(o.requests),
+                pct(o.reads, o.reads + o.writes),
+                bytes(o.footprint_bytes),
+                bytes(o.hot_90_bytes),
+                bytes(o.recommended_bytes),
+                percent(Some(o.hit_ratio)),
+                count(o.saved_line_ios),
+            ]);
+        }
+        rows
+    }
+
     /// The report cut to its first `n` rows, the rest folded into `others`.
     pub fn top(&self, n: usize) -> DeviceReport {
         let mut others = self.others.clone();

@@ -368,47 +368,17 @@ pub fn print_devices(out: &mut impl Write, d: &DeviceReport) -> std::io::Result<
         analyzer_core::units::plural(d.devices, "device", "devices"),
         bytes(d.line_bytes)
     )?;
+    let [c0, c1, c2, c3, c4, c5, c6, c7] = DeviceReport::COLUMNS;
     writeln!(
         out,
-        "  {:<16} {:>12} {:>6} {:>11} {:>11} {:>11} {:>6} {:>13}",
-        "device", "requests", "reads", "footprint", "hot 90%", "cache", "hits", "saved I/Os"
+        "  {c0:<16} {c1:>12} {c2:>6} {c3:>11} {c4:>11} {c5:>11} {c6:>6} {c7:>13}"
     )?;
-    let approx = |exact: bool| if exact { "" } else { "~" };
-    for r in &d.rows {
-        let name = if r.device_name.is_empty() {
-            r.device.to_string()
-        } else {
-            escape(&r.device_name)
-        };
+    for [name, requests, reads, footprint, hot, cache, hits, saved] in d.cells() {
         writeln!(
             out,
-            "  {:<16} {:>12} {:>6} {:>11} {:>11} {:>11} {:>6} {:>13}",
-            name,
-            count(r.requests),
-            share(r.reads, r.reads + r.writes),
-            format!("{}{}", approx(r.footprint_exact), bytes(r.footprint_bytes)),
-            format!("{}{}", approx(r.hot_exact), bytes(r.hot_90_bytes)),
-            r.recommended_bytes.map_or_else(|| "-".into(), bytes),
-            if r.recommended_bytes.is_some() {
-                pct(r.hit_ratio)
-            } else {
-                "-".into()
-            },
-            count(r.saved_line_ios)
-        )?;
-    }
-    if let Some(o) = &d.others {
-        writeln!(
-            out,
-            "  {:<16} {:>12} {:>6} {:>11} {:>11} {:>11} {:>6} {:>13}",
-            analyzer_core::units::plural(o.devices, "other", "others"),
-            count(o.requests),
-            share(o.reads, o.reads + o.writes),
-            bytes(o.footprint_bytes),
-            bytes(o.hot_90_bytes),
-            bytes(o.recommended_bytes),
-            pct(o.hit_ratio),
-            count(o.saved_line_ios)
+            "  {:<16} {requests:>12} {reads:>6} {footprint:>11} {hot:>11} {cache:>11} {hits:>6} \
+             {saved:>13}",
+            escape(&name)
         )?;
     }
     if d.rows.iter().any(|r| !r.footprint_exact || !r.hot_exact) {

@@ -375,40 +375,7 @@ pub fn device_cells(d: &DeviceReport) -> Vec<[String; 8]> {
     if d.devices < 2 {
         return Vec::new();
     }
-    let approx = |exact: bool, b: u64| format!("{}{}", if exact { "" } else { "~" }, bytes(b));
-    let mut rows: Vec<[String; 8]> = d
-        .rows
-        .iter()
-        .map(|r| {
-            [
-                r.device_name.clone(),
-                count(r.requests),
-                pct(r.reads, r.reads + r.writes),
-                approx(r.footprint_exact, r.footprint_bytes),
-                approx(r.hot_exact, r.hot_90_bytes),
-                r.recommended_bytes.map_or_else(|| "-".into(), bytes),
-                if r.recommended_bytes.is_some() {
-                    percent(Some(r.hit_ratio))
-                } else {
-                    "-".into()
-                },
-                count(r.saved_line_ios),
-            ]
-        })
-        .collect();
-    if let Some(o) = &d.others {
-        rows.push([
-            analyzer_core::units::plural(o.devices, "other", "others"),
-            count(o.requests),
-            pct(o.reads, o.reads + o.writes),
-            bytes(o.footprint_bytes),
-            bytes(o.hot_90_bytes),
-            bytes(o.recommended_bytes),
-            percent(Some(o.hit_ratio)),
-            count(o.saved_line_ios),
-        ]);
-    }
-    rows
+    d.cells()
 }
 
 fn device_table(r: &Results) -> Html {
