@@ -272,6 +272,9 @@ pub struct LineBuffer {
     buf: Vec<u8>,
     /// Read position within `buf`; consumed bytes are compacted away lazily.
     pos: usize,
+    /// Bytes after `pos` already searched for a newline without finding one, so a long line
+    /// arriving in small pushes is scanned once, not once per push.
+    scanned: usize,
     /// 1-based number of the next line to be returned.
     line_no: u64,
     /// Byte offset in the whole input of `buf[0]`.
@@ -346,7 +349,12 @@ impl LineBuffer {
         let rest = &self.buf[self.pos..];
         let offset = self.base_offset + self.pos as u64;
         let line_no = self.line_no;
-        match rest.iter().position(|&b| b == b'\n') {
+        let found = rest[self.scanned..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| self.scanned + i);
+        self.scanned = if found.is_some() { 0 } else { rest.len() };
+        match found {
             Some(nl) if nl <= MAX_LINE_BYTES => {
                 let start = self.pos;
                 self.pos += nl + 1;
@@ -371,6 +379,7 @@ impl LineBuffer {
                 self.base_offset += self.buf.len() as u64;
                 self.buf.clear();
                 self.pos = 0;
+                self.scanned = 0;
                 self.discarding = !self.finished;
                 if self.finished {
                     self.line_no += 1;
@@ -381,6 +390,7 @@ impl LineBuffer {
                 let start = self.pos;
                 self.pos = self.buf.len();
                 self.line_no += 1;
+                self.scanned = 0;
                 let mut text = &self.buf[start..];
                 if let [head @ .., b'\r'] = text {
                     text = head;

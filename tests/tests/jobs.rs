@@ -539,6 +539,49 @@ fn impossible_settings_name_the_constraint() {
     );
 }
 
+/// Issue 13.9 (sampling part): a header whose sampling threshold is above its modulus (a rate
+/// over 1) is named as such by `stat` and `analyze`, never printed as a rate (before: "rate
+/// 18446744073709552000"), and counts are not rescaled by it.
+#[test]
+fn a_sampling_threshold_above_its_modulus_is_named_not_printed_as_a_rate() {
+    let dir = temp_dir("sampling");
+    let mut header = TraceHeader::new("native");
+    header.devices.push(DeviceInfo::named("sda"));
+    header.sampling = Some(analyzer_core::Sampling {
+        block_bytes: 4096,
+        threshold: u64::MAX,
+        modulus: 1,
+    });
+    let mut out = Vec::new();
+    let mut enc = analyzer_core::native::NativeEncoder::new(&header, Default::default(), &mut out);
+    for i in 0..200 {
+        enc.push(&ev(i), &mut out);
+    }
+    enc.finish(&mut out);
+    let path = dir.join("oversampled.bst");
+    std::fs::write(&path, out).expect("write");
+    let t = path.to_str().expect("utf-8 path");
+    for args in [vec!["stat", t], vec!["analyze", t]] {
+        let out = run_blocksight(&args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("threshold is not below its modulus"),
+            "{args:?}: {text}"
+        );
+        assert!(!text.contains("18446744073709552"), "{args:?}: {text}");
+        assert!(!text.contains("spatially sampled"), "{args:?}: {text}");
+    }
+    let out = run_blocksight(["stat", t, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["events"].as_u64(), Some(200), "{v}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Issue 14.5: inputs of different formats are detected one by one and merged; an error names
 /// its file.
 #[test]

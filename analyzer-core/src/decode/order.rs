@@ -149,6 +149,9 @@ pub(crate) struct InOrder<D: Decoder> {
     header: TraceHeader,
     diagnostics: Diagnostics,
     own: Diagnostics,
+    /// The inner decoder's diagnostics and `own` as of the last merge into `diagnostics`.
+    seen_inner: Diagnostics,
+    seen_own: Diagnostics,
     records: u64,
     finished: bool,
     inner_done: bool,
@@ -159,6 +162,8 @@ impl<D: Decoder> InOrder<D> {
         InOrder {
             header: inner.header().clone(),
             diagnostics: inner.diagnostics().clone(),
+            seen_inner: inner.diagnostics().clone(),
+            seen_own: Diagnostics::default(),
             inner,
             reorder: Reorder::default(),
             own: Diagnostics::default(),
@@ -168,9 +173,19 @@ impl<D: Decoder> InOrder<D> {
         }
     }
 
+    /// Runs once per push, which may bring only a few bytes: copies the header and merges the
+    /// diagnostics only when they changed (a fleet header names tens of thousands of devices;
+    /// copying it per push was most of the fuzz targets' time).
     fn refresh(&mut self) {
-        self.header = self.inner.header().clone();
-        let mut d = self.inner.diagnostics().clone();
+        if self.header != *self.inner.header() {
+            self.header = self.inner.header().clone();
+        }
+        if self.seen_inner == *self.inner.diagnostics() && self.seen_own == self.own {
+            return;
+        }
+        self.seen_inner = self.inner.diagnostics().clone();
+        self.seen_own = self.own.clone();
+        let mut d = self.seen_inner.clone();
         d.out_of_order_records += self.own.out_of_order_records;
         d.clamped_records += self.own.clamped_records;
         if d.out_of_order_first.is_none() {
