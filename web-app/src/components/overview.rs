@@ -12,7 +12,6 @@
 
 use analyzer_core::analysis::devices::DeviceReport;
 use analyzer_core::stat::rates_unmeasured_reason;
-use analyzer_core::units::percent;
 use yew::prelude::*;
 
 use crate::charts::size_histogram::size_histogram;
