@@ -84,3 +84,58 @@ pub fn analyze() -> f64 {
         n as f64
     })
 }
+
+/// Keeps `bytes` (a `.bst` file read by the caller) for [`decode`] and [`simulate`]. Returns
+/// its size in bytes.
+#[wasm_bindgen]
+pub fn load(bytes: Vec<u8>) -> usize {
+    let len = bytes.len();
+    TRACE.with(|t| *t.borrow_mut() = bytes);
+    len
+}
+
+/// The web app's Cache view job on the kept trace, as its worker runs it: the simulation job
+/// (`job::simulate`, the app's defaults: LRU, 4 KiB lines, write-through) of `size_bytes`,
+/// with the policies' quick curves when `curves` (footprint given, as the app knows it from
+/// its load), each pass decoded from 1 MiB pushes. Returns the cache's hit ratio.
+#[wasm_bindgen]
+pub fn simulate(size_bytes: f64, curves: bool, footprint_lines: f64) -> f64 {
+    use analyzer_core::job::simulate::{Simulate, SimulateRequest, INTERACTIVE_CURVE_PASSES};
+    use analyzer_core::job::{CacheParams, Job};
+    let request = SimulateRequest {
+        footprint_lines: Some(footprint_lines as u64),
+        with_curves: curves,
+        curve_passes: curves.then_some(INTERACTIVE_CURVE_PASSES),
+        ..SimulateRequest::new(CacheParams {
+            size_bytes: size_bytes as u64,
+            ..CacheParams::default()
+        })
+    };
+    let Ok(mut job) = Simulate::new(request) else {
+        return f64::NAN;
+    };
+    TRACE.with(|t| {
+        let bytes = t.borrow();
+        for pass in 0..job.passes() {
+            job.begin_pass(pass);
+            let mut decoder = NativeDecoder::new();
+            for chunk in bytes.chunks(1 << 20) {
+                decoder.push(chunk);
+                while let Ok(Some(e)) = decoder.next_event() {
+                    job.observe(&e);
+                }
+            }
+            decoder.finish();
+            while let Ok(Some(e)) = decoder.next_event() {
+                job.observe(&e);
+            }
+            if job.end_pass(decoder.header(), decoder.diagnostics()).is_err() {
+                return f64::NAN;
+            }
+        }
+        match job.finish() {
+            Ok(r) => r.runs[0].result.whole.ratios.line_hit_ratio.unwrap_or(f64::NAN),
+            Err(_) => f64::NAN,
+        }
+    })
+}
