@@ -1462,3 +1462,212 @@ fn raid10_mirrors_write_alike_and_a_write_through_cache_only_takes_reads() {
         reads(with)
     );
 }
+
+/// The disks and controller of HP's Smart Array P421 measurements (HP, "HP Smart Array
+/// Controllers and basic RAID performance factors", technology brief, December 2012): 15K SAS
+/// drives on 6 Gb/s links behind the `hpe-p421` preset (2 GiB flash-backed cache, its
+/// RAID-on-Chip's 200,000 4 KB IOPS). The 15K drives are the `sas-15k` preset with its link
+/// at 6 Gb/s, as for the Nytro rows.
+fn smart_array_p421(level: StandardLevel, disks: u32) -> ArrayConfig {
+    use analyzer_core::array::controller_preset::ControllerPreset;
+    let mut drive = hdd(DiskPreset::Sas15k);
+    drive.interface_rate_bytes_per_sec = 600e6;
+    let controller = ControllerPreset::by_name("hpe-p421")
+        .expect("hpe-p421 preset")
+        .model();
+    ArrayConfig::standard(level, disks, DeviceModel::Hdd(drive), 256 << 10, controller)
+        .expect("P421 array")
+}
+
+/// Issue 10, published wide hard-disk array behind a hardware controller: HP's brief measures a
+/// twelve-drive RAID 0 on a P421 at 4,850 random 4 KiB reads per second (the maximum over queue
+/// depths 1 to 256, page 15). The model, at 256 outstanding reads over the whole array, is
+/// bound by the member disks as HP says ("drive limited"). The RoC's 200,000 IOPS ceiling is
+/// far above it and binds only what the cache absorbs: a burst of random writes that fits in
+/// the 2 GiB cache completes at the RoC's rate, where a controller without a ceiling lets it
+/// through at memory speed.
+#[test]
+fn issue_10_published_smart_array_p421_random_reads_and_its_roc_ceiling() {
+    let cfg = smart_array_p421(StandardLevel::Raid0, 12);
+    let span = cfg.capacity_bytes();
+    let reads = run(
+        &cfg,
+        ProfileKind::RandRead4k.spec(),
+        span,
+        256,
+        40_000,
+        None,
+        0,
+    );
+    check(
+        "P421, 12 × 15K RAID 0, 4 KiB random reads, QD 256",
+        reads.iops,
+        4_850.0,
+        0.15,
+    );
+    assert!(
+        reads.bottleneck.contains("member disks"),
+        "{}",
+        reads.bottleneck
+    );
+    // 100,000 writes of 4 KiB (400 MB) fit in the 2 GiB cache: the RoC is the bottleneck.
+    let burst = run(
+        &cfg,
+        ProfileKind::RandWrite4k.spec(),
+        span,
+        256,
+        100_000,
+        None,
+        0,
+    );
+    eprintln!(
+        "P421 write burst into its cache: {:.0} IOPS, {}",
+        burst.iops, burst.bottleneck
+    );
+    assert!(
+        (burst.iops - 200_000.0).abs() / 200_000.0 < 0.03,
+        "{}",
+        burst.iops
+    );
+    assert!(burst.bottleneck.contains("ceiling"), "{}", burst.bottleneck);
+    let mut unbounded = cfg.clone();
+    unbounded.controller.max_iops = None;
+    let free = run(
+        &unbounded,
+        ProfileKind::RandWrite4k.spec(),
+        span,
+        256,
+        100_000,
+        None,
+        0,
+    );
+    assert!(free.iops > 5.0 * burst.iops, "{}", free.iops);
+}
+
+/// An md RAID 6 of eight NVMe drives (each good for 250,000 4 KiB random reads), as in kernel
+/// commit 97ae27252f49 ("md/raid5: avoid device_lock in read_one_chunk()", Gal Ofri, 2021,
+/// Linux 5.14): 6+2, 1,024 I/O threads, 4 KiB random reads.
+fn ofri_raid6() -> ArrayConfig {
+    let mut ssd = match DiskPreset::Nvme.model() {
+        DeviceModel::Ssd(s) => s,
+        DeviceModel::Hdd(_) => panic!("nvme is an SSD"),
+    };
+    ssd.read_iops = 250_000.0;
+    ArrayConfig::standard(
+        StandardLevel::Raid6,
+        8,
+        DeviceModel::Ssd(ssd),
+        512 << 10,
+        ControllerModel::software(),
+    )
+    .expect("RAID 6")
+}
+
+/// Issue 10, published NVMe md RAID: random reads of an md RAID 6 on NVMe go down md's
+/// chunk-aligned read path, no stripe head and no raid5d; with the commit above the array
+/// reached 2 M IOPS, "throttled" by its eight drives (8 × 250,000). Before it (Linux ≤ 5.13)
+/// the same array did 1.6 M IOPS, bound by `device_lock` contention, which the model does not
+/// have: the row compares with the kernels that have the fix.
+#[test]
+fn issue_10_published_nvme_md_raid6_random_reads_are_drive_bound() {
+    let r = run(
+        &ofri_raid6(),
+        ProfileKind::RandRead4k.spec(),
+        ofri_raid6().capacity_bytes(),
+        1024,
+        300_000,
+        None,
+        0,
+    );
+    check(
+        "md RAID 6, 8 NVMe (250k IOPS each), 4 KiB random reads, 1,024 in flight",
+        r.iops,
+        2_000_000.0,
+        0.10,
+    );
+    assert_eq!(r.md_stripe_heads, 0);
+    assert!(r.bottleneck.contains("member disks"), "{}", r.bottleneck);
+}
+
+/// Issue 10, published NVMe md RAID 5 writes, a kept miss: the RAID 5 of 2+1 Samsung 980 PRO
+/// (1 TB) in the md-bitmap patch of Shushu Yi et al. (linux-raid, December 2024,
+/// mail.spinics.net/lists/raid/msg77914.html; Phoronix, 10 December 2024) wrote 5,218 MB/s of
+/// 4 KiB sequential writes (fio libaio, 16 jobs × iodepth 32) with md's stock bitmap. The
+/// model's raid5d, at the default 54.6 µs per stripe head (an Atom's, 2016) and one head per
+/// 4 KiB bio, gives about 75 MB/s: 98.6 % too low. Two mechanisms are missing (docs/model.md):
+/// the cost of a stripe head on a current CPU (the figure implies at most 1.6 µs for a
+/// three-member head if raid5d handled them alone) and md's gathering of sequential 4 KiB bios
+/// into full stripes handled as one batch. The test pins the miss: it fails if the error leaves
+/// −97 % … −99.5 %, so a change to either mechanism has to update this row.
+#[test]
+fn issue_10_published_nvme_md_raid5_sequential_4k_writes_miss_by_the_raid5d_cost() {
+    let mut ssd = match DiskPreset::Nvme.model() {
+        DeviceModel::Ssd(s) => s,
+        DeviceModel::Hdd(_) => panic!("nvme is an SSD"),
+    };
+    // Samsung 980 PRO 1 TB data sheet: 7,000 / 5,000 MB/s, 1,000k / 1,000k 4 KiB IOPS; a
+    // consumer drive written once (fresh).
+    ssd.capacity_bytes = 1_000_000_000_000;
+    ssd.read_iops = 1_000_000.0;
+    ssd.write_iops_steady = 1_000_000.0;
+    ssd.read_bandwidth_bytes_per_sec = 7e9;
+    ssd.write_bandwidth_bytes_per_sec = 5e9;
+    ssd.write_state = analyzer_core::array::device::SsdWriteState::Fresh;
+    let cfg = ArrayConfig::standard(
+        StandardLevel::Raid5,
+        3,
+        DeviceModel::Ssd(ssd),
+        512 << 10,
+        ControllerModel::software(),
+    )
+    .expect("RAID 5");
+    let spec = AccessSpec {
+        len_bytes: 4096,
+        ..ProfileKind::SeqWrite64k.spec()
+    };
+    let r = run(&cfg, spec, cfg.capacity_bytes(), 512, 40_000, None, 0);
+    let e = err(r.bytes_per_sec / 1e6, 5_218.0);
+    eprintln!(
+        "md RAID 5 2+1 980 PRO, 4 KiB sequential writes: predicted {:.0} MB/s, published 5,218 MB/s, error {:+.1}% (kept miss), {}",
+        r.bytes_per_sec / 1e6,
+        e * 100.0,
+        r.bottleneck
+    );
+    assert!((-0.995..=-0.97).contains(&e), "error {:+.1}%", e * 100.0);
+    assert!(r.bottleneck.starts_with("raid5d"), "{}", r.bottleneck);
+}
+
+/// Issue 10, published, a kept miss: the same twelve-drive RAID 0 on the P421 sustains 8,350
+/// random 4 KiB writes per second through its 2 GiB write cache (HP's brief, page 15: "primarily
+/// attributable to the benefits of the write cache"). The model's steady state (the rate
+/// between two runs that both filled the cache) is about 4,300: its cache destages at most
+/// `destage_per_disk` = 2 commands per drive, so each drive's reordering sees two candidates.
+/// No source used gives a controller's destage concurrency; with 8 per drive the model gives
+/// 8,300, which docs/model.md reports without making it the default (it would be fitted to
+/// this one figure). The test fails if the error leaves −35 % … −60 %.
+#[test]
+fn issue_10_published_smart_array_p421_cached_random_writes_miss_by_destage_depth() {
+    let cfg = smart_array_p421(StandardLevel::Raid0, 12);
+    let span = cfg.capacity_bytes();
+    let at = |requests: u64| {
+        run(
+            &cfg,
+            ProfileKind::RandWrite4k.spec(),
+            span,
+            256,
+            requests,
+            None,
+            0,
+        )
+    };
+    let (a, b) = (at(1_000_000), at(2_000_000));
+    let steady =
+        (b.requests - a.requests) as f64 / ((b.elapsed_nanos - a.elapsed_nanos) as f64 / 1e9);
+    let e = err(steady, 8_350.0);
+    eprintln!(
+        "P421, 12 × 15K RAID 0, 4 KiB random writes, steady state: predicted {steady:.0}, published 8,350, error {:+.1}% (kept miss), {}",
+        e * 100.0,
+        b.bottleneck
+    );
+    assert!((-0.60..=-0.35).contains(&e), "error {:+.1}%", e * 100.0);
+}

@@ -81,7 +81,7 @@ pub struct Args {
     pub array: Option<PathBuf>,
 
     /// A named RAID controller with its published cache and ceilings (perc-5e, perc-h730,
-    /// lsi-9260-8i, lsi-9361-8i, hpe-p440, intel-vroc, ...); `--controller list` lists them
+    /// lsi-9260-8i, lsi-9361-8i, hpe-p440, hpe-p421, intel-vroc, ...); `--controller list` lists them
     /// with their sources. The other controller flags override its values.
     #[arg(long, value_name = "NAME|list")]
     pub controller: Option<String>,

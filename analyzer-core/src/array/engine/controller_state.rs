@@ -11,7 +11,7 @@ impl Engine {
         let io = self.reqs[id as usize].io;
         self.dirty
             .insert(io.offset_bytes, io.offset_bytes + u64::from(io.len_bytes));
-        self.complete_after_overhead(id);
+        self.complete_from_cache(id);
     }
 
     /// Read-ahead: returns true when the read is served (now or when a prefetch lands).
@@ -55,9 +55,31 @@ impl Engine {
             Some(pf) if start >= self.reqs[pf as usize].io.offset_bytes => {
                 self.reqs[pf as usize].waiters.push(id);
             }
-            _ => self.complete_after_overhead(id),
+            _ => self.complete_from_cache(id),
         }
         true
+    }
+
+    /// A host request the controller serves from its memory (a write absorbed by the write-back
+    /// cache, a read of dirty or prefetched data) still passes the controller's processor: the
+    /// IOPS ceiling (`max_iops`, the RAID-on-Chip's request rate) serves it before it
+    /// completes. The MB/s ceilings stay on the requests that reach the disks, since they model
+    /// the drive-side links.
+    pub(super) fn complete_from_cache(&mut self, id: u32) {
+        let Some(max_iops) = self.controller.max_iops else {
+            self.complete_after_overhead(id);
+            return;
+        };
+        let service = 1e9 / max_iops.max(1e-9);
+        let start = (self.now as f64).max(self.ctrl_free_at_nanos);
+        self.ctrl_free_at_nanos = start + service;
+        self.ctrl_busy_nanos += service;
+        let t = start.ceil() as u64 + self.controller.overhead_nanos;
+        if t <= self.now {
+            self.finish_host(id);
+        } else {
+            self.heap.push(Reverse((t, EV_REQ_DONE, id)));
+        }
     }
 
     pub(super) fn complete_after_overhead(&mut self, id: u32) {

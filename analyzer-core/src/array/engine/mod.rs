@@ -342,7 +342,7 @@ impl Engine {
             if !io.write {
                 let end = io.offset_bytes + u64::from(io.len_bytes);
                 if ctrl.write_back_bytes > 0 && self.dirty.covers(io.offset_bytes, end) {
-                    self.complete_after_overhead(id);
+                    self.complete_from_cache(id);
                     return;
                 }
                 if ctrl.read_ahead_bytes > 0 && self.read_ahead(id) {
@@ -525,7 +525,7 @@ impl Engine {
                 }
                 let waiters = std::mem::take(&mut self.reqs[id as usize].waiters);
                 for w in waiters {
-                    self.complete_after_overhead(w);
+                    self.complete_from_cache(w);
                 }
                 self.free_req(id);
             }
