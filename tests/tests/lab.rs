@@ -286,6 +286,7 @@ const KNOWN_OUTSIDE: &[&str] = &[
     "dmc-wb1m-128m-z099-rw50: read hit ratio",
     "dmc-wb1m-128m-z099-rw50: promotions",
     "dmc-wb32k-64m-phases-rw70: write hit ratio",
+    "dmc-wb32k-64m-phases-rw70-fixed: promotions",
     "dmc-wb32k-64m-uniform-rw60: promotions",
     "dmc-wb64k-128m-hotset-rw70: write hit ratio",
     "dmc-wb64k-64m-z12-rw70: read hit ratio",
