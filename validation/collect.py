@@ -62,6 +62,10 @@ def workloads(path):
                 m = re.search(r"(\d+\.\d+): tracing_mark_write", line)
                 if m:
                     cur["created_ts"] = float(m.group(1))
+            elif "tracing_mark_write: blocksight-create-returned" in line:
+                m = re.search(r"(\d+\.\d+): tracing_mark_write", line)
+                if m:
+                    cur["returned_ts"] = float(m.group(1))
 
 
 def rw_of(rwbs):
@@ -137,6 +141,9 @@ def main():
         if "created_ts" in w and first_ts is not None:
             # Seconds from the cache's creation (its first tick) to the first bio.
             p["created_before_first_bio_s"] = round(first_ts - w["created_ts"], 6)
+        if "returned_ts" in w and first_ts is not None:
+            # `dmsetup create` returned (the resume, smq's first tick, lies between the two).
+            p["create_returned_before_first_bio_s"] = round(first_ts - w["returned_ts"], 6)
         nbios = sum(1 for line in stacked if "block_bio_queue:" in line)
         rec = {"name": w["name"], "kernel": "6.1.0-57-cloud-amd64 (Debian), QEMU TCG",
                "params": p, "bios": nbios, "trace_overruns": w["overruns"],

@@ -6,7 +6,8 @@
 LAB_DIR defaults to tests/data/lab. For every workload folder (bios.bst + lab.json) it runs
 the matching model through the CLI, as a user would:
   dm-cache  blocksight simulate --preset dm-cache-smq --cache-size B --line-size B --mode M
-            --origin-size B --created-at S bios.bst --json
+            --origin-size B --created-before S bios.bst --json  (S: when dmsetup create returned, else the
+            marker before it, before the first bio)
   md        blocksight predict --json ... (member reads and writes)
   bcache    blocksight simulate --preset bcache-kernel --cache-size B --bucket-size B --mode M
             --seq-cutoff B bios.bst --json
@@ -48,7 +49,8 @@ def dmcache(bs, d, lab):
     cmd = [bs, "simulate", "--preset", "dm-cache-smq", "--cache-size", str(p["cache_bytes"]),
            "--line-size", str(p["block_bytes"]), "--origin-size", str(p["origin_bytes"]),
            "--mode", "wb" if p["mode"] == "writeback" else "wt",
-           "--created-before", str(p.get("created_before_first_bio_s", 0)),
+           "--created-before", str(p.get("create_returned_before_first_bio_s",
+                                         p.get("created_before_first_bio_s", 0))),
            os.path.join(d, "bios.bst"), "--json", "-q"] + EXTRA
     s = run(cmd)["result"]["status"]
     k = lab["counters"]

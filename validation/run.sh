@@ -9,7 +9,9 @@ out=${2:-$here/out/$suite}
 lab=${LAB_SH:-/work/shared/lab/lab.sh}
 guest=$(mktemp /tmp/blocksight-guest.XXXXXX.sh)
 trap 'rm -f "$guest"' EXIT
-{ echo '#!/bin/sh'; cat "$here/guest/common.sh" "$here/guest/$suite.sh"; } > "$guest"
+# GUEST_ENV (for example 'FIXED=1 MIGTRACE=1') is set in the guest before the suite runs.
+{ echo '#!/bin/sh'; [ -z "${GUEST_ENV:-}" ] || echo "export ${GUEST_ENV}"
+  cat "$here/guest/common.sh" "$here/guest/$suite.sh"; } > "$guest"
 disks=256M,256M,256M,256M,1G
 nice -n 19 "$lab" run "$guest" "$out" "$disks"
 grep -E '^### (overruns|COUNTER|MODPROBE)' "$out/console.log" || true

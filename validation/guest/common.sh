@@ -7,11 +7,14 @@
 #   # END <name>
 T=/sys/kernel/tracing
 up() { cut -d' ' -f1 /proc/uptime; }
-# fiorun NAME DEVICE SECONDS fio-args...: one short, direct, libaio fio job.
+# fiorun NAME DEVICE SECONDS fio-args...: one short, direct, libaio fio job. With NIOS set, the
+# job issues exactly NIOS I/Os instead of running for SECONDS (at most 120 s): the seed is fixed,
+# so two runs with the same NIOS issue identical bios and differ only in the kernel's timing.
 fiorun() {
   n=$1 dev=$2 rt=$3; shift 3
-  echo "### fio $n on $dev for $rt s (uptime $(up))"
-  fio --name="$n" --filename="$dev" --runtime="$rt" --time_based --direct=1 \
+  if [ -n "$NIOS" ]; then len="--number_ios=$NIOS --runtime=120"; else len="--runtime=$rt --time_based"; fi
+  echo "### fio $n on $dev: $len (uptime $(up))"
+  fio --name="$n" --filename="$dev" $len --direct=1 \
     --ioengine=libaio --group_reporting --randrepeat=1 --randseed=42 "$@" > /tmp/fio.$n.txt 2>&1
   grep -qE 'IOPS' /tmp/fio.$n.txt || { echo "### FIO FAILED $n"; cat /tmp/fio.$n.txt; }
   grep -E 'IOPS|err=' /tmp/fio.$n.txt

@@ -54,7 +54,9 @@ pub struct Args {
     /// dm-cache-smq: bio latency where the trace has none (default 1ms).
     #[arg(long = "bio-latency", value_name = "DURATION")]
     pub bio_latency: Option<String>,
-    /// dm-cache-smq: how long one promotion, demotion or writeback takes (default 0).
+    /// dm-cache-smq: how long one promotion, demotion or writeback takes (default: promotions
+    /// wait for the bio that asked for them, then one more origin trip as long as that bio;
+    /// demotions and writebacks at once).
     #[arg(long = "migration-time", value_name = "DURATION")]
     pub migration_time: Option<String>,
     /// bcache: `sequential_cutoff` (default 4MiB; 0 turns sequential bypass off).

@@ -84,7 +84,8 @@ pub struct ModelRequest {
     /// dm-cache: a bio's latency where the trace has none.
     #[serde(default)]
     pub bio_latency_nanos: Option<u64>,
-    /// dm-cache: how long one promotion, demotion or writeback takes.
+    /// dm-cache: how long one promotion, demotion or writeback takes (`None`: promotions follow
+    /// the kernel's sequence from the trace's bio latencies, the others complete at once).
     #[serde(default)]
     pub migration_nanos: Option<u64>,
 }
@@ -184,7 +185,7 @@ impl ModelRequest {
             c.bio_latency_nanos = t;
         }
         if let Some(t) = self.migration_nanos {
-            c.migration_nanos = t;
+            c.migration_nanos = Some(t);
         }
         c.validate().map_err(|e| JobError::invalid("dm-cache", e))?;
         Ok(c)
