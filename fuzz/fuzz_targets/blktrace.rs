@@ -4,4 +4,7 @@
 #[path = "common.rs"]
 mod common;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| common::decode(analyzer_core::TraceFormat::BlktraceBin, data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    common::decode(analyzer_core::TraceFormat::BlktraceBin, data);
+    common::sniff(data);
+});

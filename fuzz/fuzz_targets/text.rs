@@ -27,6 +27,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     };
     let format = TEXT_FORMATS[usize::from(first) % TEXT_FORMATS.len()];
     common::decode(format, data);
+    common::sniff(data);
     let options = DecodeOptions {
         action: if first & 0x80 != 0 {
             Action::Queue

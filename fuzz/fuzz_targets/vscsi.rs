@@ -7,4 +7,5 @@ mod common;
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     common::decode(analyzer_core::TraceFormat::VscsiV1, data);
     common::decode(analyzer_core::TraceFormat::VscsiV2, data);
+    common::sniff(data);
 });

@@ -22,6 +22,7 @@
 //! FIFO in O(1); only the late ones go through a heap. The next record out is the earlier of the
 //! two fronts, so the order is the one a single heap over everything would give.
 
+use std::cell::OnceCell;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -146,10 +147,30 @@ impl Reorder {
     }
 
     /// The next event in time order: only once the window is full, or (`finished`) at the end.
+    /// Rebasing absolute times sets `header.start_unix_nanos`.
     pub fn pop(
         &mut self,
         finished: bool,
         header: &mut TraceHeader,
+        diagnostics: &mut Diagnostics,
+    ) -> Option<IoEvent> {
+        self.pop_with(finished, Some(header), diagnostics)
+    }
+
+    /// [`Reorder::pop`] for times that are not rebased (no header to update).
+    pub(crate) fn pop_relative(
+        &mut self,
+        finished: bool,
+        diagnostics: &mut Diagnostics,
+    ) -> Option<IoEvent> {
+        debug_assert!(self.rebase.is_none(), "rebased times need the header");
+        self.pop_with(finished, None, diagnostics)
+    }
+
+    fn pop_with(
+        &mut self,
+        finished: bool,
+        header: Option<&mut TraceHeader>,
         diagnostics: &mut Diagnostics,
     ) -> Option<IoEvent> {
         if !finished && self.len() <= REORDER_WINDOW {
@@ -158,8 +179,10 @@ impl Reorder {
         let Held { mut event, .. } = self.take_earliest()?;
         if let Some(unix_offset) = self.rebase {
             let origin = *self.origin.get_or_insert_with(|| {
-                header.start_unix_nanos = unix_offset
-                    .and_then(|off| i64::try_from(i128::from(event.time_nanos) + off).ok());
+                if let Some(header) = header {
+                    header.start_unix_nanos = unix_offset
+                        .and_then(|off| i64::try_from(i128::from(event.time_nanos) + off).ok());
+                }
                 event.time_nanos
             });
             event.time_nanos = event.time_nanos.saturating_sub(origin);
@@ -177,15 +200,21 @@ impl Reorder {
 
 /// Applies the ordering rule to any decoder (the binary formats, whose records carry their own
 /// relative times).
+///
+/// Per push (which may bring only a few bytes) it does no work beyond the inner decoder's: the
+/// header is the inner decoder's own (this wrapper never rebases times, the only change the
+/// sorting window makes to a header), and the diagnostics are merged only when asked for,
+/// once per change. Copying or comparing the header and diagnostics on every push was most of
+/// the fuzz targets' time, and would be worse for a fleet header naming tens of thousands of
+/// devices.
 pub(crate) struct InOrder<D: Decoder> {
     inner: D,
     reorder: Reorder,
-    header: TraceHeader,
-    diagnostics: Diagnostics,
+    /// What the sorting window itself counted (out-of-order and clamped records).
     own: Diagnostics,
-    /// The inner decoder's diagnostics and `own` as of the last merge into `diagnostics`.
-    seen_inner: Diagnostics,
-    seen_own: Diagnostics,
+    /// The inner decoder's diagnostics with `own` added, built by [`Decoder::diagnostics`] and
+    /// cleared by every call that can change either.
+    merged: OnceCell<Diagnostics>,
     records: u64,
     finished: bool,
     inner_done: bool,
@@ -194,92 +223,65 @@ pub(crate) struct InOrder<D: Decoder> {
 impl<D: Decoder> InOrder<D> {
     pub fn new(inner: D) -> InOrder<D> {
         InOrder {
-            header: inner.header().clone(),
-            diagnostics: inner.diagnostics().clone(),
-            seen_inner: inner.diagnostics().clone(),
-            seen_own: Diagnostics::default(),
             inner,
             reorder: Reorder::default(),
             own: Diagnostics::default(),
+            merged: OnceCell::new(),
             records: 0,
             finished: false,
             inner_done: false,
         }
     }
-
-    /// Runs once per push, which may bring only a few bytes: copies the header and merges the
-    /// diagnostics only when they changed (a fleet header names tens of thousands of devices;
-    /// copying it per push was most of the fuzz targets' time).
-    fn refresh(&mut self) {
-        if self.header != *self.inner.header() {
-            self.header = self.inner.header().clone();
-        }
-        if self.seen_inner == *self.inner.diagnostics() && self.seen_own == self.own {
-            return;
-        }
-        self.seen_inner = self.inner.diagnostics().clone();
-        self.seen_own = self.own.clone();
-        let mut d = self.seen_inner.clone();
-        d.out_of_order_records += self.own.out_of_order_records;
-        d.clamped_records += self.own.clamped_records;
-        if d.out_of_order_first.is_none() {
-            d.out_of_order_first = self.own.out_of_order_first.clone();
-        }
-        self.diagnostics = d;
-    }
 }
 
 impl<D: Decoder> Decoder for InOrder<D> {
     fn push(&mut self, bytes: &[u8]) {
+        self.merged.take();
         self.inner.push(bytes);
     }
 
     fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
+        self.merged.take();
         loop {
-            if let Some(e) = self
-                .reorder
-                .pop(self.inner_done, &mut self.header, &mut self.own)
-            {
+            if let Some(e) = self.reorder.pop_relative(self.inner_done, &mut self.own) {
                 return Ok(Some(e));
             }
             if self.inner_done {
-                self.refresh();
                 return Ok(None);
             }
-            match self.inner.next_event() {
-                Ok(Some(e)) => {
+            match self.inner.next_event()? {
+                Some(e) => {
                     self.records += 1;
                     let n = self.records;
                     self.reorder
                         .push(e, || format!("record {n}"), &mut self.own);
                 }
-                Ok(None) => {
-                    if self.finished {
-                        self.inner_done = true;
-                        continue;
-                    }
-                    self.refresh();
-                    return Ok(None);
-                }
-                Err(error) => {
-                    self.refresh();
-                    return Err(error);
-                }
+                None if self.finished => self.inner_done = true,
+                None => return Ok(None),
             }
         }
     }
 
     fn finish(&mut self) {
+        self.merged.take();
         self.finished = true;
         self.inner.finish();
     }
 
     fn header(&self) -> &TraceHeader {
-        &self.header
+        self.inner.header()
     }
 
     fn diagnostics(&self) -> &Diagnostics {
-        &self.diagnostics
+        self.merged.get_or_init(|| {
+            let mut d = self.inner.diagnostics().clone();
+            d.out_of_order_records += self.own.out_of_order_records;
+            d.clamped_records += self.own.clamped_records;
+            if d.out_of_order_first.is_none() {
+                d.out_of_order_first = self.own.out_of_order_first.clone();
+            }
+            d
+        })
     }
 }
 
@@ -452,6 +454,58 @@ mod tests {
             proptest::prop_assert_eq!(d.out_of_order_records, late);
             proptest::prop_assert_eq!(d.clamped_records, clamped);
         }
+    }
+
+    #[test]
+    fn the_wrappers_diagnostics_follow_input_read_after_they_were_asked_for() {
+        // The merged diagnostics are cached between calls: reading them mid-stream must not
+        // freeze them. Three late records and, after them, a damaged chunk (bad payload CRC).
+        let times = [3_000u64, 1_000, 2_000, 5_000, 4_000];
+        let events: Vec<IoEvent> = times
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| ev(t, i as u64 * 4096))
+            .collect();
+        let options = crate::native::EncodeOptions {
+            chunk_events: 2,
+            ..crate::native::EncodeOptions::default()
+        };
+        let mut file = crate::native::encode_all(&TraceHeader::new("t"), &events, options);
+        let last_payload_byte = file.len() - crate::native::FRAME_BYTES - 9;
+        file[last_payload_byte] ^= 0xff;
+        let whole = crate::decode::decode_chunked(
+            InOrder::new(crate::native::NativeDecoder::new()),
+            &file,
+            file.len(),
+        )
+        .expect("decodes");
+        let mut d = InOrder::new(crate::native::NativeDecoder::new());
+        let mut seen = Vec::new();
+        for piece in file.chunks(5) {
+            d.push(piece);
+            while let Some(e) = d.next_event().expect("decodes") {
+                seen.push(e);
+            }
+            seen.push(ev(u64::MAX, d.diagnostics().out_of_order_records));
+        }
+        d.finish();
+        while d.next_event().expect("decodes").is_some() {}
+        assert_eq!(*d.diagnostics(), whole.diagnostics);
+        assert_eq!(whole.diagnostics.out_of_order_records, 2);
+        assert_eq!(
+            whole.diagnostics.skipped_records, 1,
+            "{:?}",
+            whole.diagnostics
+        );
+        // Mid-stream the count grew from 0 as records arrived.
+        let counts: Vec<u64> = seen
+            .iter()
+            .filter(|e| e.time_nanos == u64::MAX)
+            .map(|e| e.offset_bytes)
+            .collect();
+        assert_eq!(counts.first(), Some(&0));
+        assert!(counts.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(counts.last(), Some(&2));
     }
 
     #[test]
