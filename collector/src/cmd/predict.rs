@@ -536,7 +536,7 @@ fn run_md_members(args: &Args) -> anyhow::Result<()> {
         config.group_thread_cnt = n;
     }
     config.gather_bios = args.qd.unwrap_or(1).max(1);
-    let mut model = MdModel::new(&config).map_err(anyhow::Error::msg)?;
+    let mut model = MdModel::new(&config).context("--md-members")?;
     let input = crate::input::InputArgs {
         inputs: args.inputs.clone(),
         format: args.format.clone(),
