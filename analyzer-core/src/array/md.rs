@@ -49,6 +49,32 @@ pub enum MdLevel {
 }
 
 impl MdLevel {
+    pub const ALL: [MdLevel; 5] = [
+        MdLevel::Raid0,
+        MdLevel::Raid1,
+        MdLevel::Raid10,
+        MdLevel::Raid5,
+        MdLevel::Raid6,
+    ];
+
+    /// The `--layout` name: `raid0`, `raid1`, `raid10`, `raid5`, `raid6`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MdLevel::Raid0 => "raid0",
+            MdLevel::Raid1 => "raid1",
+            MdLevel::Raid10 => "raid10",
+            MdLevel::Raid5 => "raid5",
+            MdLevel::Raid6 => "raid6",
+        }
+    }
+
+    /// The level a `--layout` name selects, case-insensitively.
+    pub fn from_name(name: &str) -> Option<MdLevel> {
+        MdLevel::ALL
+            .into_iter()
+            .find(|l| l.name().eq_ignore_ascii_case(name.trim()))
+    }
+
     pub fn from_number(n: u32) -> Option<MdLevel> {
         match n {
             0 => Some(MdLevel::Raid0),

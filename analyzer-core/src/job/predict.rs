@@ -9,6 +9,8 @@
 //! and the others reuse its answer, which keeps memory at one cache's state however many depths
 //! and layouts run.
 
+pub mod md;
+
 use std::cell::RefCell;
 use std::rc::Rc;
 
