@@ -597,9 +597,18 @@ pub struct Predict {
     cache: Option<(SimConfig, String)>,
     memo: Option<Rc<RefCell<Memo>>>,
     layouts: Vec<LayoutReplays>,
+    /// Events not yet fed to the replays without the cache (see [`PLAIN_BATCH_EVENTS`]).
+    pending: Vec<IoEvent>,
     window: WindowFilter,
     result: Option<PredictResult>,
 }
+
+/// The replays without the cache tier take the trace in batches of this many events, one
+/// replay after the other, instead of every replay each event in turn: each replay's engine
+/// (event queue, disk queues, histograms) then stays in the processor's caches for a whole
+/// batch. They are independent, so the order between them changes no number. (The replays
+/// with the cache share one simulator's answer per request, so they stay in step.)
+const PLAIN_BATCH_EVENTS: usize = 4096;
 
 /// One layout's replays, by load.
 struct LayoutReplays {
@@ -624,6 +633,7 @@ impl Predict {
             cache: None,
             memo: None,
             layouts: Vec::new(),
+            pending: Vec::new(),
             window,
             result: None,
         };
@@ -773,6 +783,18 @@ impl Predict {
             }
         }
         (workload, assumptions)
+    }
+
+    /// Feeds the pending events to every replay without the cache, one replay at a time.
+    fn feed_pending(&mut self) {
+        for l in &mut self.layouts {
+            for (_, r) in &mut l.plain {
+                for e in &self.pending {
+                    r.observe(e);
+                }
+            }
+        }
+        self.pending.clear();
     }
 
     fn finish_replays(self) -> PredictResult {
@@ -1028,9 +1050,13 @@ impl Job for Predict {
             }
         }
         for l in &mut self.layouts {
-            for (_, r) in l.plain.iter_mut().chain(l.cached.iter_mut()) {
+            for (_, r) in &mut l.cached {
                 r.observe(e);
             }
+        }
+        self.pending.push(*e);
+        if self.pending.len() >= PLAIN_BATCH_EVENTS {
+            self.feed_pending();
         }
     }
 
@@ -1052,6 +1078,7 @@ impl Job for Predict {
         if let Some(r) = self.result.take() {
             return Ok(r);
         }
+        self.feed_pending();
         self.check_memory()?;
         Ok(self.finish_replays())
     }
