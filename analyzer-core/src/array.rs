@@ -142,6 +142,14 @@ impl StandardLevel {
 pub enum ArrayError {
     #[error("array configuration: {0}")]
     Config(String),
+    /// A member (`role` "disk") or cache device (`role` "cache device") the model cannot run
+    /// with; the device's message is part of this one, so it is no `source`.
+    #[error("array configuration: {role} {index}: {error}")]
+    Device {
+        role: &'static str,
+        index: usize,
+        error: device::DeviceError,
+    },
     #[error(transparent)]
     Layout(#[from] layout::LayoutError),
     #[error("array description, {0}")]
@@ -184,8 +192,11 @@ impl ArrayConfig {
     ) -> Result<ArrayConfig, ArrayError> {
         layout.validate(devices.len())?;
         for (i, d) in devices.iter().enumerate() {
-            d.validate()
-                .map_err(|e| ArrayError::Config(format!("disk {i}: {e}")))?;
+            d.validate().map_err(|error| ArrayError::Device {
+                role: "disk",
+                index: i,
+                error,
+            })?;
         }
         let cfg = ArrayConfig {
             devices,
@@ -204,8 +215,11 @@ impl ArrayConfig {
     pub fn with_cache(mut self, cache: CacheDevices) -> Result<ArrayConfig, ArrayError> {
         cache.layout.validate(cache.devices.len())?;
         for (i, d) in cache.devices.iter().enumerate() {
-            d.validate()
-                .map_err(|e| ArrayError::Config(format!("cache device {i}: {e}")))?;
+            d.validate().map_err(|error| ArrayError::Device {
+                role: "cache device",
+                index: i,
+                error,
+            })?;
         }
         self.cache = Some(cache);
         Ok(self)

@@ -126,6 +126,10 @@ pub fn run_events<J: Job>(
 }
 
 /// Why a job cannot run or could not finish. Every message names the setting or the limit.
+///
+/// A variant that wraps a model's own error repeats that error's message in its own (hosts
+/// show `to_string()`), so the wrapped error is a field, not a `source`: a `{:#}` chain would
+/// print it twice.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum JobError {
@@ -141,10 +145,28 @@ pub enum JobError {
     Invalid { what: String, why: String },
     /// The cache configuration the settings make.
     #[error("cache: {0}")]
-    Cache(#[from] ConfigError),
+    Cache(ConfigError),
     /// The array configuration the settings make.
-    #[error("{0}")]
+    #[error(transparent)]
     Array(#[from] crate::array::ArrayError),
+    /// A size that does not parse (`what` names the setting).
+    #[error("{what}: {error}")]
+    Size {
+        what: &'static str,
+        error: crate::units::SizeError,
+    },
+    /// An admission spec that does not parse.
+    #[error("admission: {0}")]
+    Admission(crate::cache::admission::AdmissionError),
+    /// A bcache set-up the model refuses.
+    #[error("bcache: {0}")]
+    Bcache(crate::cache::bcache::BcacheConfigError),
+    /// A dm-cache table the model refuses.
+    #[error("dm-cache: {0}")]
+    DmCache(crate::cache::dmcache::DmCacheConfigError),
+    /// An md array the model refuses.
+    #[error("md: {0}")]
+    Md(crate::array::md::MdConfigError),
     /// A size relative to the footprint, on a trace without reads or writes.
     #[error("the trace has no reads or writes, so it has no footprint to take {percent}% of")]
     NoFootprint { percent: f64 },
@@ -154,6 +176,12 @@ pub enum JobError {
     /// The trace has changed between passes (a second read saw more requests).
     #[error("{0}")]
     Trace(String),
+}
+
+impl From<ConfigError> for JobError {
+    fn from(e: ConfigError) -> JobError {
+        JobError::Cache(e)
+    }
 }
 
 impl JobError {
@@ -238,7 +266,10 @@ impl CacheSize {
         }
         crate::units::parse_size(t)
             .map(CacheSize::Bytes)
-            .map_err(|e| JobError::invalid("cache size", e))
+            .map_err(|error| JobError::Size {
+                what: "cache size",
+                error,
+            })
     }
 
     /// A comma-separated list (`1%,5%,10GiB`), each item as [`CacheSize::parse`].
@@ -513,7 +544,7 @@ pub fn parse_preset(name: &str) -> Result<Preset, JobError> {
 
 /// An admission spec, checked.
 pub fn parse_admission(text: &str) -> Result<Admission, JobError> {
-    Admission::parse(text).map_err(|e| JobError::invalid("admission", e))
+    Admission::parse(text).map_err(JobError::Admission)
 }
 
 /// A duration as users type it (`500ms`, `90s`, `10m`, `1h30m`, `2d`, or bare seconds), in
@@ -593,6 +624,37 @@ mod tests {
             Err(JobError::NoFootprint { percent: 10.0 })
         );
         assert!(CacheSize::Bytes(100).lines(4096, None).is_err());
+    }
+
+    #[test]
+    fn wrapped_errors_keep_their_variant_and_print_once() {
+        use crate::cache::admission::AdmissionError;
+        use crate::units::SizeError;
+        assert!(matches!(
+            CacheSize::parse("12 parsecs"),
+            Err(JobError::Size {
+                what: "cache size",
+                error: SizeError::UnknownUnit { .. }
+            })
+        ));
+        assert!(matches!(
+            parse_admission("nhit:0"),
+            Err(JobError::Admission(AdmissionError::NHitZero { .. }))
+        ));
+        // The wrapped message is part of the variant's own, so it is not also a `source`
+        // (an error chain printed with `{:#}` would show it twice).
+        let e = JobError::from(ConfigError::LineSize(3000));
+        assert_eq!(
+            e.to_string(),
+            "cache: line size 3000 bytes is not a power of two between 4 KiB and 1 MiB"
+        );
+        assert!(std::error::Error::source(&e).is_none());
+        let e = parse_admission("seqcut:x").expect_err("not a size");
+        assert!(std::error::Error::source(&e).is_none());
+        assert_eq!(
+            e.to_string(),
+            "admission: \"seqcut:x\": \"x\" is not a size like 64KiB or 200GiB"
+        );
     }
 
     #[test]

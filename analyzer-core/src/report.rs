@@ -61,18 +61,26 @@ pub struct Bundle {
 
 impl Bundle {
     /// Refuses a bundle a single file cannot hold (JS snippets imported by path).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), BundleError> {
         if self.main_js.contains("from './snippets/") || self.main_js.contains("from \"./snippets/")
         {
-            return Err(
-                "web-app.js imports JS snippets, which a single-file report cannot inline".into(),
-            );
+            return Err(BundleError::Snippets);
         }
         if self.main_wasm.is_empty() || self.worker_wasm.is_empty() || self.worker_js.is_empty() {
-            return Err("the web bundle is incomplete (a wasm or JS file is empty)".into());
+            return Err(BundleError::Incomplete);
         }
         Ok(())
     }
+}
+
+/// A web bundle a single-file report cannot be made from ([`Bundle::check`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BundleError {
+    #[error("web-app.js imports JS snippets, which a single-file report cannot inline")]
+    Snippets,
+    #[error("the web bundle is incomplete (a wasm or JS file is empty)")]
+    Incomplete,
 }
 
 /// What one report page holds.
@@ -472,6 +480,21 @@ mod tests {
         let open = format!("<script type=\"application/octet-stream\" id=\"{id}\">");
         let text = html.split(&open).nth(1)?.split("</script>").next()?;
         base64::engine::general_purpose::STANDARD.decode(text).ok()
+    }
+
+    #[test]
+    fn bundles_a_single_file_cannot_hold_are_refused() {
+        assert_eq!(bundle().check(), Ok(()));
+        let snippets = Bundle {
+            main_js: "import * as x from './snippets/web-app-1/inline0.js';".into(),
+            ..bundle()
+        };
+        assert_eq!(snippets.check(), Err(BundleError::Snippets));
+        let empty = Bundle {
+            worker_wasm: Vec::new(),
+            ..bundle()
+        };
+        assert_eq!(empty.check(), Err(BundleError::Incomplete));
     }
 
     #[test]

@@ -3,18 +3,33 @@
 //! percentages, so a number on a web card reads exactly as in the CLI. Also [`escape`], the one
 //! function every host uses before text from a trace or a path reaches a terminal.
 
+/// Why [`parse_size`] refused a text. Each message quotes the text as typed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SizeError {
+    /// No number at the start (`""`, `"KiB"`, `"1.2.3K"`).
+    #[error("{text:?} is not a size like 64KiB or 200GiB")]
+    NotANumber { text: String },
+    /// A suffix that is not one of the binary units.
+    #[error("{text:?}: unknown size unit {unit:?} (use K, M, G, T, KiB, MiB, GiB, TiB)")]
+    UnknownUnit { text: String, unit: String },
+    /// More bytes than 64 bits hold.
+    #[error("{text:?} is out of range")]
+    OutOfRange { text: String },
+}
+
 /// Parses `4096`, `4k`, `4KiB`, `64K`, `1.5GB`, `200GiB`, `2T`. Suffixes k/K/KiB/KB all mean
 /// 1024 (as dd, fio and lsblk treat them); decimal units are not what storage engineers size
 /// caches in.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("{text:?} is not a size like 64KiB or 200GiB"))?;
+    let value: f64 = num.parse().map_err(|_| SizeError::NotANumber {
+        text: text.to_owned(),
+    })?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -23,14 +38,17 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 1 << 40,
         "p" | "pb" | "pib" => 1 << 50,
         _ => {
-            return Err(format!(
-                "{text:?}: unknown size unit {unit:?} (use K, M, G, T, KiB, MiB, GiB, TiB)"
-            ))
+            return Err(SizeError::UnknownUnit {
+                text: text.to_owned(),
+                unit: unit.to_owned(),
+            })
         }
     };
     let bytes = value * mult as f64;
     if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(format!("{text:?} is out of range"));
+        return Err(SizeError::OutOfRange {
+            text: text.to_owned(),
+        });
     }
     Ok(bytes.round() as u64)
 }
@@ -254,8 +272,23 @@ mod tests {
         assert_eq!(parse_size(" 4MiB "), Ok(4 << 20));
         assert_eq!(parse_size("200GiB"), Ok(200 << 30));
         assert_eq!(parse_size("1.5M"), Ok(3 << 19));
-        assert!(parse_size("12 parsecs").is_err());
-        assert!(parse_size("").is_err());
-        assert!(parse_size("1e999").is_err());
+        assert!(matches!(
+            parse_size("12 parsecs"),
+            Err(SizeError::UnknownUnit { unit, .. }) if unit == " parsecs"
+        ));
+        assert!(matches!(parse_size(""), Err(SizeError::NotANumber { .. })));
+        assert!(matches!(
+            parse_size("1e999"),
+            Err(SizeError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_size("99999999999999999999T"),
+            Err(SizeError::OutOfRange { .. })
+        ));
+        // The message users see quotes what they typed.
+        assert_eq!(
+            parse_size("4 furlongs").map_err(|e| e.to_string()),
+            Err("\"4 furlongs\": unknown size unit \" furlongs\" (use K, M, G, T, KiB, MiB, GiB, TiB)".into())
+        );
     }
 }

@@ -200,7 +200,11 @@ def simulate(
     **options: Any,
 ) -> dict:
     """An SSD cache (or a grid: ``policy="lru,arc"``, ``cache_size="1%,10%"``) over the trace:
-    ``blocksight simulate --json`` (``runs[]``, one per cell)."""
+    ``blocksight simulate --json`` (``runs[]``, one per cell). With ``preset="bcache-kernel"``
+    or ``"dm-cache-smq"``, the kernel's own cache model instead, as ``simulate --preset ...
+    --json`` prints it (``model``, ``request``, ``result``); its settings are the CLI's flags in
+    snake_case (``seq_cutoff``, ``bucket_size``, ``qd``, ``origin_size``, ``created_before``,
+    ``bio_latency``, ``migration_time``; ``line_size`` is dm-cache's block size)."""
     return _run(
         "simulate",
         source,
@@ -254,6 +258,7 @@ def predict(
     replay: bool = False,
     speed: Optional[float] = None,
     curve: bool = False,
+    md_members: bool = False,
     cache_size: Optional[str] = None,
     preset: Optional[str] = None,
     policy: Optional[str] = None,
@@ -264,7 +269,10 @@ def predict(
     **options: Any,
 ) -> dict:
     """IOPS, MB/s and latency of a RAID layout replaying the trace, with and without an SSD
-    cache: ``blocksight predict IN --json`` (other array settings through ``request=``)."""
+    cache: ``blocksight predict IN --json`` (other array settings through ``request=``). With
+    ``md_members=True``, what Linux md sends each member instead (``predict --md-members
+    --json``: ``layout`` raid0/1/10/5/6, ``disks``, ``chunk``, ``qd``, ``stripe_cache_size``,
+    ``group_thread_cnt``)."""
     return _run(
         "predict",
         source,
@@ -277,6 +285,7 @@ def predict(
             replay=replay,
             speed=speed,
             curve=curve,
+            md_members=md_members,
             cache_size=cache_size,
             preset=preset,
             policy=policy,

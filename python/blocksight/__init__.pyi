@@ -68,6 +68,7 @@ def predict(
     replay: bool = ...,
     speed: Optional[float] = ...,
     curve: bool = ...,
+    md_members: bool = ...,
     cache_size: Optional[str] = ...,
     preset: Optional[str] = ...,
     policy: Optional[str] = ...,

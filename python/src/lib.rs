@@ -10,7 +10,9 @@
 use analyzer_core::decode::order::Reorder;
 use analyzer_core::job::load::{Load, LoadRequest, DEFAULT_DEVICE_ROWS};
 use analyzer_core::job::mrc::{Mrc, MrcRequest, Sizes};
+use analyzer_core::job::predict::md::{MdMembers, MdRequest};
 use analyzer_core::job::predict::{ArrayParams, Predict, PredictRequest};
+use analyzer_core::job::simulate::model::{KernelModel, Model, ModelRequest};
 use analyzer_core::job::simulate::{Simulate, SimulateRequest};
 use analyzer_core::job::{parse_duration, CacheParams, CacheSize, Job};
 use analyzer_core::merge::{hash_slice, Mergeable, Split};
@@ -143,6 +145,79 @@ fn simulate_request(o: &Options) -> anyhow::Result<SimulateRequest> {
         time_bins: uint(o, "time_bins")?.map_or(100, |n| n as usize),
         window_nanos: window(o)?,
         ..SimulateRequest::new(cache)
+    })
+}
+
+/// The kernel model a `simulate` call names (`preset="bcache-kernel"`, or a whole
+/// `ModelRequest` given as `request`), if it names one.
+fn kernel_model(o: &Options) -> anyhow::Result<Option<KernelModel>> {
+    if let Some(r) = o.get("request").filter(|r| r.get("model").is_some()) {
+        let request: ModelRequest =
+            serde_json::from_value(r.clone()).context("request: not a kernel model's request")?;
+        return Ok(Some(request.model));
+    }
+    Ok(text(o, "preset")?.and_then(KernelModel::from_preset))
+}
+
+fn duration(o: &Options, key: &str) -> anyhow::Result<Option<u64>> {
+    text(o, key)?
+        .map(parse_duration)
+        .transpose()
+        .with_context(|| key.to_string())
+}
+
+/// `blocksight simulate --preset bcache-kernel|dm-cache-smq`'s request: the options as given;
+/// the job decides every default and refuses the other model's settings.
+fn model_request(o: &Options, model: KernelModel) -> anyhow::Result<ModelRequest> {
+    if let Some(r) = given(o)? {
+        return Ok(r);
+    }
+    let size_text =
+        text(o, "cache_size")?.context("a kernel model needs cache_size (like 2GiB)")?;
+    Ok(ModelRequest {
+        cache_size: CacheSize::parse(size_text).context("cache_size")?,
+        mode: text(o, "mode")?.map(str::to_string),
+        window_nanos: window(o)?,
+        sequential_cutoff_bytes: size(o, "seq_cutoff")?,
+        bucket_bytes: size(o, "bucket_size")?,
+        queue_depth: uint(o, "qd")?
+            .map(u32::try_from)
+            .transpose()
+            .context("qd")?,
+        block_bytes: size(o, "line_size")?,
+        origin_bytes: size(o, "origin_size")?,
+        created_before_nanos: duration(o, "created_before")?,
+        bio_latency_nanos: duration(o, "bio_latency")?,
+        migration_nanos: duration(o, "migration_time")?,
+        ..ModelRequest::new(model, CacheSize::Bytes(0))
+    })
+}
+
+/// `blocksight predict --md-members`'s request (`layout`, `disks`, `chunk`, `qd`,
+/// `stripe_cache_size`, `group_thread_cnt`, `window`).
+fn md_request(o: &Options) -> anyhow::Result<MdRequest> {
+    if let Some(r) = given(o)? {
+        return Ok(r);
+    }
+    let layout = text(o, "layout")?
+        .context("md_members needs layout raid0, raid1, raid10, raid5 or raid6")?;
+    let disks = uint(o, "disks")?.context("md_members needs disks")?;
+    let small = |key: &str| -> anyhow::Result<Option<u32>> {
+        uint(o, key)?
+            .map(u32::try_from)
+            .transpose()
+            .with_context(|| format!("{key}: too large"))
+    };
+    Ok(MdRequest {
+        stripe_cache_size: small("stripe_cache_size")?,
+        group_thread_cnt: small("group_thread_cnt")?,
+        gather_bios: small("qd")?,
+        window_nanos: window(o)?,
+        ..MdRequest::new(
+            layout,
+            u32::try_from(disks).context("disks: too many")?,
+            size(o, "chunk")?.unwrap_or(64 << 10),
+        )
     })
 }
 
@@ -457,8 +532,14 @@ fn run_kind(
                 )
             }
         }
-        "simulate" => to_json(&feed(source, slice, Simulate::new(simulate_request(o)?)?)?),
+        "simulate" => match kernel_model(o)? {
+            Some(model) => to_json(&feed(source, slice, Model::new(model_request(o, model)?)?)?),
+            None => to_json(&feed(source, slice, Simulate::new(simulate_request(o)?)?)?),
+        },
         "mrc" => to_json(&feed(source, slice, Mrc::new(mrc_request(o)?)?)?),
+        "predict" if flag(o, "md_members")? => {
+            to_json(&feed(source, slice, MdMembers::new(md_request(o)?)?)?)
+        }
         "predict" => to_json(&feed(source, slice, Predict::new(predict_request(o)?)?)?),
         other => bail!("unknown job {other:?}; expected stat, analyze, simulate, mrc or predict"),
     }

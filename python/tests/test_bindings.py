@@ -68,6 +68,28 @@ def test_predict_equals_cli(sample, cli):
     assert result == expected
 
 
+def test_kernel_cache_models_equal_cli(sample, cli):
+    bcache = blocksight.simulate(sample, preset="bcache-kernel", cache_size="512MiB", mode="wb", seq_cutoff="1MiB")
+    assert bcache == cli("simulate", sample, "--preset", "bcache-kernel", "--cache-size", "512MiB", "--mode", "wb", "--seq-cutoff", "1MiB", "--json")
+    assert bcache["model"] == "bcache-kernel"
+    smq = blocksight.simulate(sample, preset="dm-cache-smq", cache_size="64MiB", line_size="32KiB")
+    assert smq == cli("simulate", sample, "--preset", "dm-cache-smq", "--cache-size", "64MiB", "--line-size", "32KiB", "--json")
+    # The echoed request runs again to the same result, as for every job.
+    assert blocksight.simulate(sample, request=smq["request"]) == smq
+    # A setting of the other model is refused, as the CLI refuses it.
+    with pytest.raises(ValueError, match="origin_bytes"):
+        blocksight.simulate(sample, preset="bcache-kernel", cache_size="512MiB", origin_size="1GiB")
+
+
+def test_md_members_equals_cli(sample, cli):
+    result = blocksight.predict(sample, md_members=True, layout="raid6", disks=6, chunk="64KiB", qd=8, stripe_cache_size=512)
+    expected = cli("predict", sample, "--md-members", "--layout", "raid6", "--disks", "6", "--chunk", "64KiB", "--qd", "8", "--stripe-cache-size", "512", "--json")
+    assert result == expected
+    assert result["model"] == "md" and len(result["result"]["members"]) == 6
+    with pytest.raises(ValueError, match="md level"):
+        blocksight.predict(sample, md_members=True, layout="raid4", disks=6)
+
+
 def test_errors_name_the_setting(sample):
     with pytest.raises(ValueError, match="policy"):
         blocksight.simulate(sample, cache_size="10%", policy="nope")

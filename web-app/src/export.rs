@@ -178,7 +178,7 @@ pub async fn bundle() -> Result<Bundle, String> {
             worker_js: part(report::WORKER_JS_ID)?,
             worker_wasm: part(report::WORKER_WASM_ID)?,
         };
-        bundle.check()?;
+        bundle.check().map_err(|e| e.to_string())?;
         return Ok(bundle);
     }
     let protocol = embedded::location()
@@ -222,7 +222,7 @@ pub async fn bundle() -> Result<Bundle, String> {
         worker_wasm: next(),
         css,
     };
-    bundle.check()?;
+    bundle.check().map_err(|e| e.to_string())?;
     Ok(bundle)
 }
 

@@ -99,12 +99,12 @@ impl DeviceModel {
 
     /// Rejects parameters the model cannot run with (zero or non-finite rates, sizes or
     /// speeds), naming the field.
-    pub fn validate(&self) -> Result<(), String> {
-        fn positive(name: &str, v: f64) -> Result<(), String> {
-            if v.is_finite() && v > 0.0 {
+    pub fn validate(&self) -> Result<(), DeviceError> {
+        fn positive(field: &'static str, value: f64) -> Result<(), DeviceError> {
+            if value.is_finite() && value > 0.0 {
                 Ok(())
             } else {
-                Err(format!("{name} must be a positive number, got {v}"))
+                Err(DeviceError::NotPositive { field, value })
             }
         }
         match self {
@@ -118,9 +118,7 @@ impl DeviceModel {
                     h.interface_rate_bytes_per_sec,
                 )?;
                 if h.inner_rate_bytes_per_sec > h.outer_rate_bytes_per_sec {
-                    return Err(
-                        "inner_rate_bytes_per_sec must not exceed outer_rate_bytes_per_sec".into(),
-                    );
+                    return Err(DeviceError::InnerRateAboveOuter);
                 }
             }
             DeviceModel::Ssd(s) => {
@@ -137,10 +135,9 @@ impl DeviceModel {
                 )?;
                 positive("written_span_fraction", s.written_span_fraction)?;
                 if !(s.spare_fraction.is_finite() && s.spare_fraction >= 0.0) {
-                    return Err(format!(
-                        "spare_fraction must be 0 or more, got {}",
-                        s.spare_fraction
-                    ));
+                    return Err(DeviceError::SpareFraction {
+                        value: s.spare_fraction,
+                    });
                 }
             }
         }
@@ -158,6 +155,18 @@ impl DeviceModel {
             DeviceModel::Ssd(s) => ssd_lanes(s),
         }
     }
+}
+
+/// A device description the model cannot run with, naming the field ([`DeviceModel::validate`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceError {
+    #[error("{field} must be a positive number, got {value}")]
+    NotPositive { field: &'static str, value: f64 },
+    #[error("inner_rate_bytes_per_sec must not exceed outer_rate_bytes_per_sec")]
+    InnerRateAboveOuter,
+    #[error("spare_fraction must be 0 or more, got {value}")]
+    SpareFraction { value: f64 },
 }
 
 /// Write amplification of greedy garbage collection under uniform random writes, for spare
@@ -624,8 +633,33 @@ mod tests {
             panic!("hdd")
         };
         h.outer_rate_bytes_per_sec = 0.0;
-        let e = DeviceModel::Hdd(h).validate().expect_err("zero rate");
-        assert!(e.contains("outer_rate_bytes_per_sec"), "{e}");
+        let e = DeviceModel::Hdd(h.clone())
+            .validate()
+            .expect_err("zero rate");
+        assert_eq!(
+            e,
+            DeviceError::NotPositive {
+                field: "outer_rate_bytes_per_sec",
+                value: 0.0
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "outer_rate_bytes_per_sec must be a positive number, got 0"
+        );
+        h.outer_rate_bytes_per_sec = h.inner_rate_bytes_per_sec / 2.0;
+        assert_eq!(
+            DeviceModel::Hdd(h).validate(),
+            Err(DeviceError::InnerRateAboveOuter)
+        );
+        let DeviceModel::Ssd(mut s) = DiskPreset::Nvme.model() else {
+            panic!("ssd")
+        };
+        s.spare_fraction = f64::NAN;
+        assert!(matches!(
+            DeviceModel::Ssd(s).validate(),
+            Err(DeviceError::SpareFraction { value }) if value.is_nan()
+        ));
     }
 
     #[test]

@@ -49,6 +49,32 @@ pub enum MdLevel {
 }
 
 impl MdLevel {
+    pub const ALL: [MdLevel; 5] = [
+        MdLevel::Raid0,
+        MdLevel::Raid1,
+        MdLevel::Raid10,
+        MdLevel::Raid5,
+        MdLevel::Raid6,
+    ];
+
+    /// The `--layout` name: `raid0`, `raid1`, `raid10`, `raid5`, `raid6`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MdLevel::Raid0 => "raid0",
+            MdLevel::Raid1 => "raid1",
+            MdLevel::Raid10 => "raid10",
+            MdLevel::Raid5 => "raid5",
+            MdLevel::Raid6 => "raid6",
+        }
+    }
+
+    /// The level a `--layout` name selects, case-insensitively.
+    pub fn from_name(name: &str) -> Option<MdLevel> {
+        MdLevel::ALL
+            .into_iter()
+            .find(|l| l.name().eq_ignore_ascii_case(name.trim()))
+    }
+
     pub fn from_number(n: u32) -> Option<MdLevel> {
         match n {
             0 => Some(MdLevel::Raid0),
@@ -95,32 +121,57 @@ impl MdConfig {
         }
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), MdConfigError> {
         let min = match self.level {
             MdLevel::Raid0 | MdLevel::Raid1 => 2,
             MdLevel::Raid10 => 2,
             MdLevel::Raid5 => 3,
             MdLevel::Raid6 => 4,
         };
-        if self.members < min || self.members > 256 {
-            return Err(format!(
-                "{:?} needs {min} to 256 members, not {}",
-                self.level, self.members
-            ));
+        if self.members < min || self.members > MAX_MEMBERS {
+            return Err(MdConfigError::Members {
+                level: self.level,
+                min,
+                members: self.members,
+            });
         }
         if self.level != MdLevel::Raid1
             && (self.chunk_bytes < STRIPE_PAGE_BYTES || self.chunk_bytes % STRIPE_PAGE_BYTES != 0)
         {
-            return Err(format!(
-                "chunk {} bytes: expected a multiple of 4 KiB",
-                self.chunk_bytes
-            ));
+            return Err(MdConfigError::Chunk {
+                chunk_bytes: self.chunk_bytes,
+            });
         }
-        if matches!(self.level, MdLevel::Raid5 | MdLevel::Raid6) && self.stripe_cache_size < 17 {
-            return Err("stripe_cache_size must be at least 17 (md's minimum)".into());
+        if matches!(self.level, MdLevel::Raid5 | MdLevel::Raid6)
+            && self.stripe_cache_size < MIN_STRIPE_CACHE_SIZE
+        {
+            return Err(MdConfigError::StripeCacheSize {
+                stripe_cache_size: self.stripe_cache_size,
+            });
         }
         Ok(())
     }
+}
+
+/// Members the model takes (md's own limit for RAID 5/6 is far higher; 256 bounds memory).
+pub const MAX_MEMBERS: u32 = 256;
+/// md's minimum `stripe_cache_size` (`raid5_set_cache_size` refuses less).
+pub const MIN_STRIPE_CACHE_SIZE: u32 = 17;
+
+/// An md array the model cannot run, as [`MdConfig::validate`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MdConfigError {
+    #[error("{level:?} needs {min} to {max} members, not {members}", max = MAX_MEMBERS)]
+    Members {
+        level: MdLevel,
+        min: u32,
+        members: u32,
+    },
+    #[error("chunk {chunk_bytes} bytes: expected a multiple of 4 KiB")]
+    Chunk { chunk_bytes: u64 },
+    #[error("stripe_cache_size must be at least 17 (md's minimum), not {stripe_cache_size}")]
+    StripeCacheSize { stripe_cache_size: u32 },
 }
 
 /// What md sent one member.
@@ -193,7 +244,7 @@ pub struct MdModel {
 }
 
 impl MdModel {
-    pub fn new(config: &MdConfig) -> Result<MdModel, String> {
+    pub fn new(config: &MdConfig) -> Result<MdModel, MdConfigError> {
         config.validate()?;
         let data_disks = match config.level {
             MdLevel::Raid0 => u64::from(config.members),
@@ -566,7 +617,7 @@ impl MdModel {
 pub fn simulate_md(
     config: &MdConfig,
     events: impl IntoIterator<Item = IoEvent>,
-) -> Result<MdResult, String> {
+) -> Result<MdResult, MdConfigError> {
     let mut m = MdModel::new(config)?;
     for e in events {
         m.observe(&e);
@@ -609,6 +660,44 @@ mod tests {
         assert_eq!(
             (r.rmw_stripes, r.total.read_bios, r.total.write_bios),
             (1, 2, 2)
+        );
+    }
+
+    #[test]
+    fn configurations_md_refuses_are_named() {
+        let mut c = MdConfig::new(MdLevel::Raid6, 3, 64 * KIB);
+        assert_eq!(
+            MdModel::new(&c).err(),
+            Some(MdConfigError::Members {
+                level: MdLevel::Raid6,
+                min: 4,
+                members: 3
+            })
+        );
+        c.members = 6;
+        c.chunk_bytes = 6 * KIB;
+        assert!(matches!(
+            c.validate(),
+            Err(MdConfigError::Chunk { chunk_bytes }) if chunk_bytes == 6 * KIB
+        ));
+        // RAID 1 has no chunks, so any chunk size is fine there.
+        let mirror = MdConfig {
+            level: MdLevel::Raid1,
+            ..c.clone()
+        };
+        assert_eq!(mirror.validate(), Ok(()));
+        c.chunk_bytes = 64 * KIB;
+        c.stripe_cache_size = 16;
+        let e = simulate_md(&c, []).expect_err("below md's minimum");
+        assert!(matches!(
+            e,
+            MdConfigError::StripeCacheSize {
+                stripe_cache_size: 16
+            }
+        ));
+        assert_eq!(
+            e.to_string(),
+            "stripe_cache_size must be at least 17 (md's minimum), not 16"
         );
     }
 

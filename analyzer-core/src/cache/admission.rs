@@ -50,8 +50,9 @@ impl Admission {
 
     /// Parses what `--admission` and the web app's control take: `always`, `nhit:N` (N ≥ 1),
     /// `smq`, `seqcut:SIZE` (`seqcut:4MiB` or bytes). [`Admission::label`] parses back.
-    pub fn parse(text: &str) -> Result<Admission, String> {
+    pub fn parse(text: &str) -> Result<Admission, AdmissionError> {
         let t = text.trim().to_ascii_lowercase();
+        let text = || text.to_owned();
         if t == "always" {
             return Ok(Admission::Always);
         }
@@ -62,25 +63,45 @@ impl Admission {
             let n: u32 = n
                 .trim()
                 .parse()
-                .map_err(|_| format!("{text:?}: nhit:N needs a whole number N >= 1"))?;
+                .map_err(|_| AdmissionError::NHitNotANumber { text: text() })?;
             if n == 0 {
-                return Err(format!("{text:?}: nhit:N needs N >= 1"));
+                return Err(AdmissionError::NHitZero { text: text() });
             }
             return Ok(Admission::NHit { n });
         }
         if let Some(s) = t.strip_prefix("seqcut:") {
-            let cutoff_bytes = crate::units::parse_size(s).map_err(|e| format!("{text:?}: {e}"))?;
+            let cutoff_bytes =
+                crate::units::parse_size(s).map_err(|error| AdmissionError::CutoffSize {
+                    text: text(),
+                    error,
+                })?;
             if cutoff_bytes == 0 {
-                return Err(format!(
-                    "{text:?}: the sequential cutoff must be above 0 bytes"
-                ));
+                return Err(AdmissionError::CutoffZero { text: text() });
             }
             return Ok(Admission::SeqCutoff { cutoff_bytes });
         }
-        Err(format!(
-            "{text:?}: expected always, nhit:N, smq or seqcut:SIZE"
-        ))
+        Err(AdmissionError::Unknown { text: text() })
     }
+}
+
+/// Why [`Admission::parse`] refused a text. Each message quotes the text as typed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdmissionError {
+    #[error("{text:?}: nhit:N needs a whole number N >= 1")]
+    NHitNotANumber { text: String },
+    #[error("{text:?}: nhit:N needs N >= 1")]
+    NHitZero { text: String },
+    /// The size after `seqcut:` (its message is part of this one, so it is no `source`).
+    #[error("{text:?}: {error}")]
+    CutoffSize {
+        text: String,
+        error: crate::units::SizeError,
+    },
+    #[error("{text:?}: the sequential cutoff must be above 0 bytes")]
+    CutoffZero { text: String },
+    #[error("{text:?}: expected always, nhit:N, smq or seqcut:SIZE")]
+    Unknown { text: String },
 }
 
 /// Open CAS's default `trigger_threshold`: n-hit only filters once the cache is this full.
@@ -324,9 +345,28 @@ mod tests {
             assert_eq!(Admission::parse(text), Ok(want), "{text}");
             assert_eq!(Admission::parse(&want.label()), Ok(want));
         }
-        for bad in ["nhit:0", "nhit:x", "seqcut:", "seqcut:0", "lru", ""] {
-            assert!(Admission::parse(bad).is_err(), "{bad}");
-        }
+        use crate::units::SizeError;
+        let err = |text: &str| Admission::parse(text).expect_err(text);
+        assert!(matches!(err("nhit:0"), AdmissionError::NHitZero { .. }));
+        assert!(matches!(
+            err("nhit:x"),
+            AdmissionError::NHitNotANumber { .. }
+        ));
+        assert!(matches!(
+            err("seqcut:"),
+            AdmissionError::CutoffSize {
+                error: SizeError::NotANumber { .. },
+                ..
+            }
+        ));
+        assert!(matches!(err("seqcut:0"), AdmissionError::CutoffZero { .. }));
+        assert!(matches!(err("lru"), AdmissionError::Unknown { .. }));
+        assert!(matches!(err(""), AdmissionError::Unknown { .. }));
+        // The size's own message is kept inside this one, after the text as typed.
+        assert_eq!(
+            err("seqcut:4Q").to_string(),
+            "\"seqcut:4Q\": \"4q\": unknown size unit \"q\" (use K, M, G, T, KiB, MiB, GiB, TiB)"
+        );
     }
 
     #[test]

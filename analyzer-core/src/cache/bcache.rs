@@ -140,23 +140,44 @@ impl BcacheConfig {
         self.cache_bytes / self.bucket_bytes.max(1)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), BcacheConfigError> {
         if self.bucket_bytes < 4096 || !self.bucket_bytes.is_power_of_two() {
-            return Err("bucket size must be a power of two of at least 4 KiB".into());
+            return Err(BcacheConfigError::BucketSize {
+                bucket_bytes: self.bucket_bytes,
+            });
         }
-        if self.bucket_bytes > 16 << 20 {
-            return Err("bucket size must be at most 16 MiB".into());
+        if self.bucket_bytes > MAX_BUCKET_BYTES {
+            return Err(BcacheConfigError::BucketTooLarge {
+                bucket_bytes: self.bucket_bytes,
+            });
         }
         // cache_alloc(): `free = roundup_pow_of_two(nbuckets) >> 10` must not be 0.
         if self.nbuckets() <= 512 {
-            return Err(format!(
-                "bcache refuses a cache of {} buckets (\"nbuckets is too small\"): it needs at \
-                 least 513; use smaller buckets or a larger cache",
-                self.nbuckets()
-            ));
+            return Err(BcacheConfigError::TooFewBuckets {
+                nbuckets: self.nbuckets(),
+            });
         }
         Ok(())
     }
+}
+
+/// The largest bucket the model takes.
+pub const MAX_BUCKET_BYTES: u64 = 16 << 20;
+
+/// A bcache set-up the model (or bcache itself) refuses, as [`BcacheConfig::validate`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BcacheConfigError {
+    #[error("bucket size must be a power of two of at least 4 KiB, not {bucket_bytes} bytes")]
+    BucketSize { bucket_bytes: u64 },
+    #[error("bucket size must be at most 16 MiB, not {bucket_bytes} bytes")]
+    BucketTooLarge { bucket_bytes: u64 },
+    /// bcache's own refusal (`cache_alloc`).
+    #[error(
+        "bcache refuses a cache of {nbuckets} buckets (\"nbuckets is too small\"): it needs at \
+         least 513; use smaller buckets or a larger cache"
+    )]
+    TooFewBuckets { nbuckets: u64 },
 }
 
 /// What `stats_total/` shows, plus what the model saw.
@@ -292,7 +313,7 @@ pub struct BcacheModel {
 }
 
 impl BcacheModel {
-    pub fn new(cfg: &BcacheConfig) -> Result<BcacheModel, String> {
+    pub fn new(cfg: &BcacheConfig) -> Result<BcacheModel, BcacheConfigError> {
         cfg.validate()?;
         let n = cfg.nbuckets();
         let bucket_sectors = cfg.bucket_bytes / 512;
@@ -866,7 +887,21 @@ mod tests {
 
     #[test]
     fn too_few_buckets_is_refused_like_the_kernel() {
-        assert!(BcacheModel::new(&BcacheConfig::new(128 * MIB)).is_err());
+        assert_eq!(
+            BcacheModel::new(&BcacheConfig::new(128 * MIB)).err(),
+            Some(BcacheConfigError::TooFewBuckets { nbuckets: 256 })
+        );
+        let mut odd = BcacheConfig::new(512 * MIB);
+        odd.bucket_bytes = 3 << 12;
+        assert!(matches!(
+            odd.validate(),
+            Err(BcacheConfigError::BucketSize { .. })
+        ));
+        odd.bucket_bytes = 32 << 20;
+        assert!(matches!(
+            odd.validate(),
+            Err(BcacheConfigError::BucketTooLarge { .. })
+        ));
         assert!(BcacheModel::new(&BcacheConfig::new(512 * MIB)).is_ok());
     }
 

@@ -207,28 +207,47 @@ impl DmCacheConfig {
         self.cache_bytes / self.block_bytes.max(1)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), DmCacheConfigError> {
         if self.block_bytes < 32 * 1024
             || self.block_bytes % (32 * 1024) != 0
             || self.block_bytes > 1 << 30
         {
-            return Err(format!(
-                "dm-cache block size {} bytes: expected a multiple of 32 KiB from 32 KiB to 1 GiB",
-                self.block_bytes
-            ));
+            return Err(DmCacheConfigError::BlockSize {
+                block_bytes: self.block_bytes,
+            });
         }
         let blocks = self.cache_blocks();
         if blocks == 0 {
-            return Err("the dm-cache cache device holds no whole block".into());
+            return Err(DmCacheConfigError::NoWholeBlock);
         }
-        if blocks > 1 << 26 {
-            return Err(format!("{blocks} cache blocks: at most 64 Mi are modelled"));
+        if blocks > MAX_CACHE_BLOCKS {
+            return Err(DmCacheConfigError::TooManyBlocks { blocks });
         }
         if self.origin_bytes < self.block_bytes {
-            return Err("the origin is smaller than one cache block".into());
+            return Err(DmCacheConfigError::OriginBelowBlock);
         }
         Ok(())
     }
+}
+
+/// Cache blocks the model holds at most: a bound on the model's memory, not one of dm-cache's.
+pub const MAX_CACHE_BLOCKS: u64 = 1 << 26;
+
+/// A dm-cache table the model cannot run, as [`DmCacheConfig::validate`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DmCacheConfigError {
+    /// dm-cache's own rule (`DATA_DEV_BLOCK_SIZE_MIN_SECTORS`, `_MAX_SECTORS`).
+    #[error(
+        "dm-cache block size {block_bytes} bytes: expected a multiple of 32 KiB from 32 KiB to 1 GiB"
+    )]
+    BlockSize { block_bytes: u64 },
+    #[error("the dm-cache cache device holds no whole block")]
+    NoWholeBlock,
+    #[error("{blocks} cache blocks: at most 64 Mi are modelled")]
+    TooManyBlocks { blocks: u64 },
+    #[error("the origin is smaller than one cache block")]
+    OriginBelowBlock,
 }
 
 /// What `dmsetup status` reports, plus what the model knows besides.
@@ -700,7 +719,7 @@ const DEMOTE_SENTINELS: u32 = 2 * LEVELS as u32;
 const FIRST_HOTSPOT: u32 = 4 * LEVELS as u32;
 
 impl DmCacheModel {
-    pub fn new(config: &DmCacheConfig) -> Result<DmCacheModel, String> {
+    pub fn new(config: &DmCacheConfig) -> Result<DmCacheModel, DmCacheConfigError> {
         config.validate()?;
         let block_sectors = config.block_bytes / 512;
         let cache_blocks = config.cache_blocks() as u32;
@@ -1306,7 +1325,7 @@ fn default_promote_level(s: &Stats) -> u32 {
 pub fn simulate_dm_cache(
     config: &DmCacheConfig,
     events: impl IntoIterator<Item = IoEvent>,
-) -> Result<DmCacheResult, String> {
+) -> Result<DmCacheResult, DmCacheConfigError> {
     let mut m = DmCacheModel::new(config)?;
     for e in events {
         m.observe(&e);
@@ -1341,10 +1360,24 @@ mod tests {
         // 128 KiB blocks: 16 x 128 KiB x 1024 is 2 GiB > 1 GiB, so the hotspot block halves.
         let m = DmCacheModel::new(&DmCacheConfig::new(128 * KIB, 32 * MIB, 1024 * MIB)).unwrap();
         assert_eq!((m.hotspot_blocks, m.blocks_per_hotspot), (1024, 8));
-        assert!(DmCacheConfig::new(48 * KIB, MIB, MIB).validate().is_err());
-        assert!(DmCacheConfig::new(32 * KIB, 16 * KIB, MIB)
-            .validate()
-            .is_err());
+        assert_eq!(
+            DmCacheConfig::new(48 * KIB, MIB, MIB).validate(),
+            Err(DmCacheConfigError::BlockSize {
+                block_bytes: 48 * KIB
+            })
+        );
+        assert_eq!(
+            DmCacheConfig::new(32 * KIB, 16 * KIB, MIB).validate(),
+            Err(DmCacheConfigError::NoWholeBlock)
+        );
+        assert_eq!(
+            DmCacheModel::new(&DmCacheConfig::new(64 * KIB, MIB, 32 * KIB)).err(),
+            Some(DmCacheConfigError::OriginBelowBlock)
+        );
+        assert!(matches!(
+            simulate_dm_cache(&DmCacheConfig::new(32 * KIB, 4 << 40, 8 << 40), []),
+            Err(DmCacheConfigError::TooManyBlocks { blocks }) if blocks == 1 << 27
+        ));
     }
 
     #[test]

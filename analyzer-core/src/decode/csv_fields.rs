@@ -45,34 +45,70 @@ pub struct CsvColumns {
 const KEYS: &str = "time, op, offset, len, device, latency, pid, time_unit, latency_unit, \
                     offset_unit, len_unit, delimiter, skip_header, op_read, op_write, op_discard, op_flush";
 
-fn time_digits(value: &str) -> Result<u32, String> {
+/// Why [`CsvColumns::parse`] refused a mapping: which pair is wrong and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CsvColumnsError {
+    #[error("{pair:?} is not key=value")]
+    NotKeyValue { pair: String },
+    #[error("{key} is given twice")]
+    Twice { key: String },
+    #[error("{key}={value}: a column is a 0-based number, like {key}=0")]
+    ColumnIndex { key: String, value: String },
+    #[error("time unit {value:?} is not one of ns, us, ms, s")]
+    TimeUnit { value: String },
+    #[error("size unit {value:?} is not one of byte, sector, kib or a number of bytes")]
+    SizeUnit { value: String },
+    #[error("a size unit of 0 bytes")]
+    ZeroSizeUnit,
+    #[error("delimiter {value:?} is not comma, semicolon, tab, space or one character")]
+    Delimiter { value: String },
+    #[error("skip_header={value}: expected a number of lines")]
+    SkipHeader { value: String },
+    #[error("{key} needs a value")]
+    NoValue { key: String },
+    #[error("unknown key {key:?}; the keys are {KEYS}")]
+    UnknownKey { key: String },
+    #[error("no {key}=N column; time, op, offset and len are required")]
+    Missing { key: &'static str },
+    #[error("{first} and {second} both use column {column}")]
+    SameColumn {
+        first: &'static str,
+        second: &'static str,
+        column: usize,
+    },
+}
+
+fn time_digits(value: &str) -> Result<u32, CsvColumnsError> {
     match value {
         "ns" => Ok(0),
         "us" => Ok(3),
         "ms" => Ok(6),
         "s" => Ok(9),
-        _ => Err(format!("time unit {value:?} is not one of ns, us, ms, s")),
+        _ => Err(CsvColumnsError::TimeUnit {
+            value: value.to_owned(),
+        }),
     }
 }
 
-fn size_unit(value: &str) -> Result<u64, String> {
+fn size_unit(value: &str) -> Result<u64, CsvColumnsError> {
     let bytes = match value {
         "byte" | "bytes" | "b" => 1,
         "sector" | "sectors" => 512,
         "kib" | "KiB" => 1024,
-        n => n.parse::<u64>().map_err(|_| {
-            format!("size unit {value:?} is not one of byte, sector, kib or a number of bytes")
+        n => n.parse::<u64>().map_err(|_| CsvColumnsError::SizeUnit {
+            value: value.to_owned(),
         })?,
     };
     if bytes == 0 {
-        return Err("a size unit of 0 bytes".into());
+        return Err(CsvColumnsError::ZeroSizeUnit);
     }
     Ok(bytes)
 }
 
 impl CsvColumns {
     /// Parses `--csv-columns`. Errors say which pair is wrong and what was expected.
-    pub fn parse(spec: &str) -> Result<CsvColumns, String> {
+    pub fn parse(spec: &str) -> Result<CsvColumns, CsvColumnsError> {
         let mut time = None;
         let mut op = None;
         let mut offset = None;
@@ -98,15 +134,22 @@ impl CsvColumns {
             let (key, value) = pair
                 .split_once('=')
                 .map(|(k, v)| (k.trim(), v.trim()))
-                .ok_or_else(|| format!("{pair:?} is not key=value"))?;
+                .ok_or_else(|| CsvColumnsError::NotKeyValue {
+                    pair: pair.to_owned(),
+                })?;
             if seen.contains(&key) {
-                return Err(format!("{key} is given twice"));
+                return Err(CsvColumnsError::Twice {
+                    key: key.to_owned(),
+                });
             }
             seen.push(key);
             let index = || {
-                value.parse::<usize>().map_err(|_| {
-                    format!("{key}={value}: a column is a 0-based number, like {key}=0")
-                })
+                value
+                    .parse::<usize>()
+                    .map_err(|_| CsvColumnsError::ColumnIndex {
+                        key: key.to_owned(),
+                        value: value.to_owned(),
+                    })
             };
             match key {
                 "time" => time = Some(index()?),
@@ -130,17 +173,21 @@ impl CsvColumns {
                             Delimiter::Char(v.chars().next().unwrap_or(','))
                         }
                         v => {
-                            return Err(format!(
-                            "delimiter {v:?} is not comma, semicolon, tab, space or one character"
-                        ))
+                            return Err(CsvColumnsError::Delimiter {
+                                value: v.to_owned(),
+                            })
                         }
                     }
                 }
                 "skip_header" => {
                     columns.skip_header_lines =
-                        Some(value.parse::<u64>().map_err(|_| {
-                            format!("skip_header={value}: expected a number of lines")
-                        })?)
+                        Some(
+                            value
+                                .parse::<u64>()
+                                .map_err(|_| CsvColumnsError::SkipHeader {
+                                    value: value.to_owned(),
+                                })?,
+                        )
                 }
                 "op_read" | "op_write" | "op_discard" | "op_flush" => {
                     let op = match key {
@@ -150,21 +197,25 @@ impl CsvColumns {
                         _ => Op::Flush,
                     };
                     if value.is_empty() {
-                        return Err(format!("{key} needs a value"));
+                        return Err(CsvColumnsError::NoValue {
+                            key: key.to_owned(),
+                        });
                     }
                     columns.op_values.push((value.to_owned(), op));
                 }
-                _ => return Err(format!("unknown key {key:?}; the keys are {KEYS}")),
+                _ => {
+                    return Err(CsvColumnsError::UnknownKey {
+                        key: key.to_owned(),
+                    })
+                }
             }
         }
-        let need = |v: Option<usize>, key: &str| {
-            v.ok_or_else(|| format!("no {key}=N column; time, op, offset and len are required"))
-        };
+        let need = |v: Option<usize>, key: &'static str| v.ok_or(CsvColumnsError::Missing { key });
         columns.time = need(time, "time")?;
         columns.op = need(op, "op")?;
         columns.offset = need(offset, "offset")?;
         columns.len = need(len, "len")?;
-        let mut used: Vec<(usize, &str)> = vec![
+        let mut used: Vec<(usize, &'static str)> = vec![
             (columns.time, "time"),
             (columns.op, "op"),
             (columns.offset, "offset"),
@@ -175,7 +226,11 @@ impl CsvColumns {
         used.extend(columns.pid.map(|c| (c, "pid")));
         for (i, &(c, name)) in used.iter().enumerate() {
             if let Some(&(_, other)) = used[..i].iter().find(|(d, _)| *d == c) {
-                return Err(format!("{other} and {name} both use column {c}"));
+                return Err(CsvColumnsError::SameColumn {
+                    first: other,
+                    second: name,
+                    column: c,
+                });
             }
         }
         Ok(columns)
@@ -280,15 +335,66 @@ mod tests {
 
     #[test]
     fn bad_mappings_are_rejected_with_the_reason() {
+        use CsvColumnsError as E;
         let err = |s: &str| CsvColumns::parse(s).expect_err(s);
-        assert!(err("time=0,op=1,offset=2").contains("no len=N column"));
-        assert!(err("time=0,op=1,offset=2,len=x").contains("len=x"));
-        assert!(err("time=0,op=1,offset=2,len=3,tim=4").contains("unknown key \"tim\""));
-        assert!(err("time=0,op=1,offset=2,len=2").contains("offset and len both use column 2"));
-        assert!(err("time=0,op=1,offset=2,len=3,time_unit=h").contains("time unit \"h\""));
-        assert!(err("time=0,op=1,offset=2,len=3,offset_unit=0").contains("0 bytes"));
-        assert!(err("time=0,op=1,offset=2,len=3,time=4").contains("twice"));
-        assert!(err("time0").contains("not key=value"));
+        assert_eq!(err("time=0,op=1,offset=2"), E::Missing { key: "len" });
+        assert!(matches!(
+            err("time=0,op=1,offset=2,len=x"),
+            E::ColumnIndex { key, value } if key == "len" && value == "x"
+        ));
+        assert!(matches!(
+            err("time=0,op=1,offset=2,len=3,tim=4"),
+            E::UnknownKey { key } if key == "tim"
+        ));
+        assert_eq!(
+            err("time=0,op=1,offset=2,len=2"),
+            E::SameColumn {
+                first: "offset",
+                second: "len",
+                column: 2
+            }
+        );
+        assert!(matches!(
+            err("time=0,op=1,offset=2,len=3,time_unit=h"),
+            E::TimeUnit { value } if value == "h"
+        ));
+        assert_eq!(
+            err("time=0,op=1,offset=2,len=3,offset_unit=0"),
+            E::ZeroSizeUnit
+        );
+        assert!(matches!(
+            err("time=0,op=1,offset=2,len=3,len_unit=page"),
+            E::SizeUnit { .. }
+        ));
+        assert!(matches!(
+            err("time=0,op=1,offset=2,len=3,time=4"),
+            E::Twice { key } if key == "time"
+        ));
+        assert!(matches!(err("time0"), E::NotKeyValue { .. }));
+        assert!(matches!(
+            err("time=0,op=1,offset=2,len=3,delimiter=ab"),
+            E::Delimiter { .. }
+        ));
+        assert!(matches!(
+            err("time=0,op=1,offset=2,len=3,skip_header=-1"),
+            E::SkipHeader { .. }
+        ));
+        assert!(matches!(
+            err("time=0,op=1,offset=2,len=3,op_read="),
+            E::NoValue { key } if key == "op_read"
+        ));
+        // The messages users read name the pair and what was expected.
+        assert_eq!(
+            err("time=0,op=1,offset=2").to_string(),
+            "no len=N column; time, op, offset and len are required"
+        );
+        assert_eq!(
+            err("time=0,op=1,offset=2,len=2").to_string(),
+            "offset and len both use column 2"
+        );
+        assert!(err("time=0,op=1,offset=2,len=3,tim=4")
+            .to_string()
+            .starts_with("unknown key \"tim\"; the keys are time, op,"));
     }
 
     #[test]

@@ -23,6 +23,21 @@ pub(crate) const GIVE_UP_AFTER_SKIPPED_LINES: u64 = 100;
 /// warehouse: 5584 volumes); more means garbage, which must not grow memory without bound.
 pub(crate) const MAX_DEVICES: usize = 1 << 16;
 
+/// A record would name one device more than [`MAX_DEVICES`]: the record is skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("more than {max} distinct devices")]
+pub(crate) struct TooManyDevices {
+    pub max: usize,
+}
+
+/// The line formats' record parsers give a skipped line's reason as text; this lets them pass
+/// the device table's refusal on with `?`.
+impl From<TooManyDevices> for String {
+    fn from(e: TooManyDevices) -> String {
+        e.to_string()
+    }
+}
+
 /// Where a [`LineFormat`] puts what it found in a line.
 pub(crate) struct Out {
     pub header: TraceHeader,
@@ -82,7 +97,7 @@ impl Out {
 
     /// The index of the device named `name`, adding it to the header when new. Fails (the
     /// record is skipped) beyond [`MAX_DEVICES`], so garbage cannot grow the table without bound.
-    pub fn device(&mut self, name: &str) -> Result<u32, String> {
+    pub fn device(&mut self, name: &str) -> Result<u32, TooManyDevices> {
         if let Some(&i) = self.devices.get(name) {
             return Ok(i);
         }
@@ -97,7 +112,7 @@ impl Out {
     }
 
     /// The index of the device `major,minor`, adding it when new (see [`Out::device`]).
-    pub fn device_by_dev_t(&mut self, major: u32, minor: u32) -> Result<u32, String> {
+    pub fn device_by_dev_t(&mut self, major: u32, minor: u32) -> Result<u32, TooManyDevices> {
         if let Some(&i) = self.dev_ts.get(&(major, minor)) {
             return Ok(i);
         }
@@ -113,9 +128,9 @@ impl Out {
         Ok(i)
     }
 
-    fn check_device_room(&self) -> Result<(), String> {
+    fn check_device_room(&self) -> Result<(), TooManyDevices> {
         if self.header.devices.len() >= MAX_DEVICES {
-            return Err(format!("more than {MAX_DEVICES} distinct devices"));
+            return Err(TooManyDevices { max: MAX_DEVICES });
         }
         Ok(())
     }
@@ -698,6 +713,22 @@ mod tests {
                 MAX_DEVICES + 1
             )
         );
+    }
+
+    #[test]
+    fn a_full_device_table_refuses_new_names_and_dev_ts_alike() {
+        let mut decoder = TextDecoder::new(crate::decode::tencent::Tencent::new());
+        let out = &mut decoder.out;
+        for i in 0..MAX_DEVICES as u32 - 1 {
+            out.device(&i.to_string()).expect("room");
+        }
+        assert_eq!(out.device_by_dev_t(8, 0), Ok(MAX_DEVICES as u32 - 1));
+        // Known devices are still found; new ones, by name or by number, are refused.
+        assert_eq!(out.device("0"), Ok(0));
+        assert_eq!(out.device_by_dev_t(8, 0), Ok(MAX_DEVICES as u32 - 1));
+        let full = TooManyDevices { max: MAX_DEVICES };
+        assert_eq!(out.device("new"), Err(full));
+        assert_eq!(out.device_by_dev_t(8, 16), Err(full));
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! The cache tier decides hits, fills and back-end I/O from the order of the requests alone (the
 //! timestamps only feed its statistics), and every replay keeps the trace's order, so one
 //! simulator serves all the replays with the cache ([`SharedTier`]): it runs once per request
-//! and the others reuse its answer, which keeps memory at one cache's state however many depths
-//! and layouts run.
+//! and the others reuse its answer, which keeps memory at one cache's state (and the answers
+//! to one batch of [`BATCH_EVENTS`] requests) however many depths and layouts run.
+
+pub mod md;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -595,9 +597,18 @@ pub struct Predict {
     cache: Option<(SimConfig, String)>,
     memo: Option<Rc<RefCell<Memo>>>,
     layouts: Vec<LayoutReplays>,
+    /// Events not yet fed to the replays (see [`BATCH_EVENTS`]).
+    pending: Vec<IoEvent>,
     window: WindowFilter,
     result: Option<PredictResult>,
 }
+
+/// The replays take the trace in batches of this many events, one replay after the other,
+/// instead of every replay each event in turn: each replay's engine (event queue, disk queues,
+/// histograms) then stays in the processor's caches for a whole batch. They are independent,
+/// so the order between them changes no number; the replays with the cache read the shared
+/// simulator's answers to the batch ([`Memo`]).
+const BATCH_EVENTS: usize = 4096;
 
 /// One layout's replays, by load.
 struct LayoutReplays {
@@ -622,6 +633,7 @@ impl Predict {
             cache: None,
             memo: None,
             layouts: Vec::new(),
+            pending: Vec::new(),
             window,
             result: None,
         };
@@ -653,11 +665,8 @@ impl Predict {
             let sim = SimulatorTier::new(cfg, desc.clone())?;
             self.memo = Some(Rc::new(RefCell::new(Memo {
                 tier: sim,
-                computed: 0,
-                access: CacheAccess {
-                    hit: false,
-                    writes_cache: false,
-                },
+                base: 0,
+                answers: Vec::new(),
                 backend: Vec::new(),
             })));
         }
@@ -771,6 +780,22 @@ impl Predict {
             }
         }
         (workload, assumptions)
+    }
+
+    /// Feeds the pending events to every replay, one replay at a time; the first replay with
+    /// the cache runs the simulator over the batch and the others read its answers.
+    fn feed_pending(&mut self) {
+        for l in &mut self.layouts {
+            for (_, r) in l.plain.iter_mut().chain(l.cached.iter_mut()) {
+                for e in &self.pending {
+                    r.observe(e);
+                }
+            }
+        }
+        if let Some(m) = &self.memo {
+            m.borrow_mut().next_batch();
+        }
+        self.pending.clear();
     }
 
     fn finish_replays(self) -> PredictResult {
@@ -1025,10 +1050,9 @@ impl Job for Predict {
                 return;
             }
         }
-        for l in &mut self.layouts {
-            for (_, r) in l.plain.iter_mut().chain(l.cached.iter_mut()) {
-                r.observe(e);
-            }
+        self.pending.push(*e);
+        if self.pending.len() >= BATCH_EVENTS {
+            self.feed_pending();
         }
     }
 
@@ -1050,6 +1074,7 @@ impl Job for Predict {
         if let Some(r) = self.result.take() {
             return Ok(r);
         }
+        self.feed_pending();
         self.check_memory()?;
         Ok(self.finish_replays())
     }
@@ -1077,13 +1102,24 @@ fn finish_runs(
     (picked, points)
 }
 
-/// The one cache simulator behind every [`SharedTier`], and its answer to the latest request.
+/// The one cache simulator behind every [`SharedTier`], and its answers to the current batch
+/// of requests.
 struct Memo {
     tier: SimulatorTier,
-    /// How many requests the simulator has seen.
-    computed: u64,
-    access: CacheAccess,
+    /// Requests the simulator saw before the current batch.
+    base: u64,
+    /// The batch's answers: the access and its range in `backend`.
+    answers: Vec<(CacheAccess, std::ops::Range<usize>)>,
     backend: Vec<IoEvent>,
+}
+
+impl Memo {
+    /// Every replay has passed the batch: forget its answers.
+    fn next_batch(&mut self) {
+        self.base += self.answers.len() as u64;
+        self.answers.clear();
+        self.backend.clear();
+    }
 }
 
 /// One replay's view of the shared cache simulator: its k-th request is the simulator's k-th
@@ -1097,21 +1133,31 @@ struct SharedTier {
 
 impl CacheTier for SharedTier {
     fn access(&mut self, request: &IoEvent, backend: &mut Vec<IoEvent>) -> CacheAccess {
-        self.accesses += 1;
         let mut m = self.memo.borrow_mut();
-        if m.computed < self.accesses {
+        let i = (self.accesses - m.base) as usize;
+        self.accesses += 1;
+        if i == m.answers.len() {
             let Memo {
                 tier,
-                access,
+                answers,
                 backend: out,
-                computed,
+                ..
             } = &mut *m;
-            out.clear();
-            *access = tier.access(request, out);
-            *computed += 1;
+            let start = out.len();
+            let access = tier.access(request, out);
+            answers.push((access, start..out.len()));
         }
-        backend.extend_from_slice(&m.backend);
-        m.access
+        let Some((access, range)) = m.answers.get(i).cloned() else {
+            // Unreachable while every replay passes the same requests; a miss to the disks
+            // keeps the replay going.
+            backend.push(*request);
+            return CacheAccess {
+                hit: false,
+                writes_cache: false,
+            };
+        };
+        backend.extend_from_slice(m.backend.get(range).unwrap_or_default());
+        access
     }
 
     fn writes_back(&self) -> bool {

@@ -47,7 +47,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         format!("--to {:?} is not one of {}", args.to, names.join(", "))
     })?;
     let block_bytes = parse_size(&args.block_size)
-        .map_err(anyhow::Error::msg)
         .with_context(|| format!("--block-size {:?}", args.block_size))?;
     anyhow::ensure!(block_bytes > 0, "--block-size must be more than 0 bytes");
     let to_stdout = args.output.as_os_str() == "-";

@@ -56,7 +56,7 @@ pub struct Args {
 }
 
 pub fn parse_line_size(text: &str) -> Result<u64, String> {
-    let v = parse_size(text)?;
+    let v = parse_size(text).map_err(|e| e.to_string())?;
     if !v.is_power_of_two() || !(4096..=1 << 20).contains(&v) {
         return Err(format!(
             "{text:?}: the line size must be a power of two from 4KiB to 1MiB"

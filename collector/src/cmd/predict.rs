@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use analyzer_core::array::RunResult;
+use analyzer_core::job::predict::md::{MdMembers, MdRequest};
 use analyzer_core::job::predict::{
     ArrayParams, CacheDevicesParams, ControllerSettings, Predict, PredictRequest, PredictResult,
     ProfileParams,
@@ -509,56 +510,33 @@ fn list_controllers(json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--md-members`: the md member-I/O model (`analyzer_core::array::md`) on the trace's bios.
+/// `--md-members`: the md member-I/O job (`job::predict::md`) on the trace's bios.
 fn run_md_members(args: &Args) -> anyhow::Result<()> {
-    use analyzer_core::array::md::{MdConfig, MdLevel, MdModel};
-    let level = match args
+    let layout = args
         .layout
         .as_deref()
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        Some("raid0") => MdLevel::Raid0,
-        Some("raid1") => MdLevel::Raid1,
-        Some("raid10") => MdLevel::Raid10,
-        Some("raid5") => MdLevel::Raid5,
-        Some("raid6") => MdLevel::Raid6,
-        other => {
-            bail!("--md-members needs --layout raid0, raid1, raid10, raid5 or raid6, not {other:?}")
-        }
-    };
+        .context("--md-members needs --layout raid0, raid1, raid10, raid5 or raid6")?;
     let disks = args.disks.context("--md-members needs --disks")?;
-    let mut config = MdConfig::new(level, disks, args.chunk);
-    if let Some(n) = args.stripe_cache_size {
-        config.stripe_cache_size = n;
-    }
-    if let Some(n) = args.group_thread_cnt {
-        config.group_thread_cnt = n;
-    }
-    config.gather_bios = args.qd.unwrap_or(1).max(1);
-    let mut model = MdModel::new(&config).map_err(anyhow::Error::msg)?;
-    let input = crate::input::InputArgs {
-        inputs: args.inputs.clone(),
-        format: args.format.clone(),
-        action: args.action.clone(),
-        csv_columns: args.csv_columns.clone(),
-        quiet: args.quiet,
+    let request = MdRequest {
+        stripe_cache_size: args.stripe_cache_size,
+        group_thread_cnt: args.group_thread_cnt,
+        gather_bios: args.qd,
+        window_nanos: args.window.as_deref().map(parse_window).transpose()?,
+        ..MdRequest::new(layout, disks, args.chunk)
     };
-    let read = crate::input::read_events(&input, |e| model.observe(e))?;
-    crate::input::warn_diagnostics(&read);
-    let result = model.finish();
+    let job = MdMembers::new(request).context("--md-members")?;
+    let (done, read) = input::run_job(&input_args(args), job)?;
+    input::warn_diagnostics(&read);
+    let (config, result) = (&done.result.config, &done.result);
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(
-            &mut out,
-            &serde_json::json!({ "model": "md", "result": result }),
-        )?;
+        serde_json::to_writer_pretty(&mut out, &done)?;
         writeln!(out)?;
     } else {
         writeln!(
             out,
             "md {:?}, {} members, chunk {} bytes, stripe_cache_size {}",
-            level, disks, args.chunk, config.stripe_cache_size
+            config.level, config.members, config.chunk_bytes, config.stripe_cache_size
         )?;
         writeln!(
             out,

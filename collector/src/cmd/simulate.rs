@@ -96,11 +96,7 @@ pub fn request(args: &Args) -> anyhow::Result<SimulateRequest> {
         None => Vec::new(),
     };
     let line = match &args.line_size {
-        Some(s) => Some(
-            parse_size(s)
-                .map_err(anyhow::Error::msg)
-                .context("--line-size")?,
-        ),
+        Some(s) => Some(parse_size(s).context("--line-size")?),
         None => None,
     };
     let cache = CacheParams::choose(
@@ -436,11 +432,7 @@ fn print_text(
 fn size_arg(value: &Option<String>, flag: &str) -> anyhow::Result<Option<u64>> {
     value
         .as_deref()
-        .map(|s| {
-            parse_size(s)
-                .map_err(anyhow::Error::msg)
-                .context(flag.to_string())
-        })
+        .map(|s| parse_size(s).context(flag.to_string()))
         .transpose()
 }
 

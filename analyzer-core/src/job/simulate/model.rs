@@ -164,7 +164,7 @@ impl ModelRequest {
             c.bucket_bytes = b;
         }
         c.queue_depth = self.queue_depth;
-        c.validate().map_err(|e| JobError::invalid("bcache", e))?;
+        c.validate().map_err(JobError::Bcache)?;
         Ok(c)
     }
 
@@ -187,7 +187,7 @@ impl ModelRequest {
         if let Some(t) = self.migration_nanos {
             c.migration_nanos = Some(t);
         }
-        c.validate().map_err(|e| JobError::invalid("dm-cache", e))?;
+        c.validate().map_err(JobError::DmCache)?;
         Ok(c)
     }
 
@@ -251,8 +251,7 @@ impl Model {
         }
         let (running, passes) = match request.model {
             KernelModel::Bcache => {
-                let m = BcacheModel::new(&request.bcache_config()?)
-                    .map_err(|e| JobError::invalid("bcache", e))?;
+                let m = BcacheModel::new(&request.bcache_config()?).map_err(JobError::Bcache)?;
                 (Running::Bcache(Box::new(m)), 1)
             }
             KernelModel::DmCacheSmq => match request.origin_bytes {
@@ -274,8 +273,8 @@ impl Model {
 }
 
 fn dm_cache(request: &ModelRequest, origin_bytes: u64) -> Result<Running, JobError> {
-    let m = DmCacheModel::new(&request.dm_cache_config(origin_bytes)?)
-        .map_err(|e| JobError::invalid("dm-cache", e))?;
+    let m =
+        DmCacheModel::new(&request.dm_cache_config(origin_bytes)?).map_err(JobError::DmCache)?;
     Ok(Running::DmCache(Box::new(m)))
 }
 
