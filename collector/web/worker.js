@@ -333,13 +333,13 @@ let wasm_bindgen = (function(exports) {
                 return ret;
             },
             __wbindgen_generic_0000000000000001: function(arg0, arg1) {
-                // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 86, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
-                const ret = makeMutClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___wasm_bindgen_dbbfa9268b86855___JsValue__core_f9449fc31f7c2003___result__Result_____wasm_bindgen_dbbfa9268b86855___JsError___true_);
+                // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 83, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
+                const ret = makeMutClosure(arg0, arg1, wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___wasm_bindgen_b555d23fc0bcf03e___JsValue__core_ee2a015990f71d14___result__Result_____wasm_bindgen_b555d23fc0bcf03e___JsError___true_);
                 return ret;
             },
             __wbindgen_generic_0000000000000002: function(arg0, arg1) {
-                // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MessageEvent")], shim_idx: 12, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-                const ret = makeClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_638aa46c94a41846___features__gen_MessageEvent__MessageEvent______true_);
+                // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MessageEvent")], shim_idx: 14, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
+                const ret = makeClosure(arg0, arg1, wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_1d92bd51b389cf40___features__gen_MessageEvent__MessageEvent______true_);
                 return ret;
             },
             __wbindgen_generic_0000000000000003: function(arg0) {
@@ -372,12 +372,12 @@ let wasm_bindgen = (function(exports) {
         };
     }
 
-    function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_638aa46c94a41846___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
-        wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_638aa46c94a41846___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
+    function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_1d92bd51b389cf40___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
+        wasm.wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_1d92bd51b389cf40___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
     }
 
-    function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___wasm_bindgen_dbbfa9268b86855___JsValue__core_f9449fc31f7c2003___result__Result_____wasm_bindgen_dbbfa9268b86855___JsError___true_(arg0, arg1, arg2) {
-        const ret = wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___wasm_bindgen_dbbfa9268b86855___JsValue__core_f9449fc31f7c2003___result__Result_____wasm_bindgen_dbbfa9268b86855___JsError___true_(arg0, arg1, arg2);
+    function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___wasm_bindgen_b555d23fc0bcf03e___JsValue__core_ee2a015990f71d14___result__Result_____wasm_bindgen_b555d23fc0bcf03e___JsError___true_(arg0, arg1, arg2) {
+        const ret = wasm.wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___wasm_bindgen_b555d23fc0bcf03e___JsValue__core_ee2a015990f71d14___result__Result_____wasm_bindgen_b555d23fc0bcf03e___JsError___true_(arg0, arg1, arg2);
         if (ret[1]) {
             throw takeFromExternrefTable0(ret[0]);
         }
