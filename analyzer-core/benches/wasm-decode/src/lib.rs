@@ -31,23 +31,28 @@ pub fn prepare(events: usize, lz4: bool) -> usize {
     len
 }
 
+/// Feeds `bytes` to `decoder` 1 MiB at a time, as the worker's reader does, and gives every
+/// decoded event to `f`.
+fn feed(bytes: &[u8], decoder: &mut NativeDecoder, mut f: impl FnMut(&analyzer_core::IoEvent)) {
+    for chunk in bytes.chunks(1 << 20) {
+        decoder.push(chunk);
+        while let Ok(Some(e)) = decoder.next_event() {
+            f(&e);
+        }
+    }
+    decoder.finish();
+    while let Ok(Some(e)) = decoder.next_event() {
+        f(&e);
+    }
+}
+
 /// Decodes the prepared trace once, pushing 1 MiB at a time, and returns the events decoded.
 #[wasm_bindgen]
 pub fn decode() -> f64 {
     TRACE.with(|t| {
         let bytes = t.borrow();
-        let mut decoder = NativeDecoder::new();
         let mut n = 0u64;
-        for chunk in bytes.chunks(1 << 20) {
-            decoder.push(chunk);
-            while let Ok(Some(_)) = decoder.next_event() {
-                n += 1;
-            }
-        }
-        decoder.finish();
-        while let Ok(Some(_)) = decoder.next_event() {
-            n += 1;
-        }
+        feed(&bytes, &mut NativeDecoder::new(), |_| n += 1);
         n as f64
     })
 }
@@ -64,21 +69,11 @@ pub fn analyze() -> f64 {
         let mut stat = Stat::new();
         let mut analysis = Analysis::new(AnalysisConfig::default());
         let mut n = 0u64;
-        let mut observe = |e: &analyzer_core::IoEvent| {
+        feed(&bytes, &mut decoder, |e| {
             stat.observe(e);
             analysis.observe(e);
             n += 1;
-        };
-        for chunk in bytes.chunks(1 << 20) {
-            decoder.push(chunk);
-            while let Ok(Some(e)) = decoder.next_event() {
-                observe(&e);
-            }
-        }
-        decoder.finish();
-        while let Ok(Some(e)) = decoder.next_event() {
-            observe(&e);
-        }
+        });
         let report = analysis.finish(decoder.header(), decoder.diagnostics());
         std::hint::black_box(report);
         n as f64
@@ -119,22 +114,21 @@ pub fn simulate(size_bytes: f64, curves: bool, footprint_lines: f64) -> f64 {
         for pass in 0..job.passes() {
             job.begin_pass(pass);
             let mut decoder = NativeDecoder::new();
-            for chunk in bytes.chunks(1 << 20) {
-                decoder.push(chunk);
-                while let Ok(Some(e)) = decoder.next_event() {
-                    job.observe(&e);
-                }
-            }
-            decoder.finish();
-            while let Ok(Some(e)) = decoder.next_event() {
-                job.observe(&e);
-            }
-            if job.end_pass(decoder.header(), decoder.diagnostics()).is_err() {
+            feed(&bytes, &mut decoder, |e| job.observe(e));
+            if job
+                .end_pass(decoder.header(), decoder.diagnostics())
+                .is_err()
+            {
                 return f64::NAN;
             }
         }
         match job.finish() {
-            Ok(r) => r.runs[0].result.whole.ratios.line_hit_ratio.unwrap_or(f64::NAN),
+            Ok(r) => r.runs[0]
+                .result
+                .whole
+                .ratios
+                .line_hit_ratio
+                .unwrap_or(f64::NAN),
             Err(_) => f64::NAN,
         }
     })
