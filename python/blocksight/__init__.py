@@ -203,7 +203,7 @@ def simulate(
     ``blocksight simulate --json`` (``runs[]``, one per cell). With ``preset="bcache-kernel"``
     or ``"dm-cache-smq"``, the kernel's own cache model instead, as ``simulate --preset ...
     --json`` prints it (``model``, ``request``, ``result``); its settings are the CLI's flags in
-    snake_case (``seq_cutoff``, ``bucket_size``, ``qd``, ``origin_size``, ``created_before``,
+    snake_case (``seq_cutoff``, ``bucket_size``, ``qd``, ``cache_write_latency``, ``origin_size``, ``created_before``,
     ``bio_latency``, ``migration_time``; ``line_size`` is dm-cache's block size)."""
     return _run(
         "simulate",

@@ -184,6 +184,7 @@ fn model_request(o: &Options, model: KernelModel) -> anyhow::Result<ModelRequest
             .map(u32::try_from)
             .transpose()
             .context("qd")?,
+        cache_write_latency_nanos: duration(o, "cache_write_latency")?,
         block_bytes: size(o, "line_size")?,
         origin_bytes: size(o, "origin_size")?,
         created_before_nanos: duration(o, "created_before")?,

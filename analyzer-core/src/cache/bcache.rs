@@ -37,6 +37,22 @@
 //!   `sectors_used` is the bucket size from allocation until garbage collection recounts the
 //!   live sectors (GC runs after every `cache sectors / 16` inserted sectors). Buckets left
 //!   empty by overwrites therefore go first, then the least recently used.
+//! - **Allocation timing** (with `metadata_write_nanos`, the cache device's latency for one
+//!   synchronous metadata write). Data buckets come from `RESERVE_NONE` (`free` buckets, 2 for
+//!   2,048 buckets); the allocator thread refills it from `free_inc`, and once `free_inc` is
+//!   empty it invalidates a new batch and may hand it out only after writing the batch's gens
+//!   (a prio bucket, taken from `RESERVE_NONE` first) and journalling that write: two
+//!   synchronous writes. A read-miss insertion or a write-through write that finds
+//!   `RESERVE_NONE` empty meanwhile does not wait (`bcache_alloc_fail`): the miss is not
+//!   inserted, the write's rest is invalidated; write-back writes wait. Without the latency
+//!   buckets are always ready. The allocator thread's own scheduling delay is not modelled
+//!   (docs/validation.md: under the lab's TCG it, not the device, causes most failures).
+//! - **Miss collisions.** A read miss puts a check key over the range it will insert
+//!   (`bch_btree_insert_check_key`, a random pointer) and inserts with it as the replace key
+//!   once the backing read completes (the bio's latency when the trace has completions; with
+//!   `queue_depth`, after the task's next `qd` bios; else at once). A write to the range, or a
+//!   later miss over it (its own check key), in between makes the insertion collide
+//!   (`cache_miss_collisions`): it is dropped.
 //! - **Dirty data** stays in the cache: its buckets cannot be invalidated. Background writeback
 //!   (towards `writeback_percent`, 10%) makes dirty data clean without removing it; its PD rate
 //!   is not modelled (it only matters once dirty data nears the 70% / 95% cut-offs).
@@ -121,6 +137,15 @@ pub struct BcacheConfig {
     /// inserted at once.
     #[serde(default)]
     pub queue_depth: Option<u32>,
+    /// The cache device's latency for one synchronous metadata write (a prio/gen bucket, a
+    /// journal entry). The allocator thread makes a batch of invalidated buckets usable only
+    /// after writing their gens and journalling them, two such writes one after the other
+    /// (`bch_prio_write`); meanwhile insertions that do not wait (read misses, write-through
+    /// writes) find at most `RESERVE_NONE`'s few buckets and are dropped when it is empty.
+    /// `None`: the allocator is never late (a real SSD: a sub-millisecond pair of writes per
+    /// batch of megabytes).
+    #[serde(default)]
+    pub metadata_write_nanos: Option<u64>,
 }
 
 impl BcacheConfig {
@@ -132,6 +157,7 @@ impl BcacheConfig {
             mode: BcacheMode::WriteThrough,
             sequential_cutoff_bytes: DEFAULT_SEQUENTIAL_CUTOFF_BYTES,
             queue_depth: None,
+            metadata_write_nanos: None,
         }
     }
 
@@ -202,6 +228,11 @@ pub struct BcacheStats {
     pub miss_insert_bytes: u64,
     /// Buckets invalidated to make room.
     pub invalidated_buckets: u64,
+    /// Bucket allocations that found `RESERVE_NONE` empty and did not wait (the kernel's
+    /// `bcache_alloc_fail` tracepoint): the read-miss insertion was dropped, or the rest of the
+    /// write-through write invalidated. Only with `metadata_write_nanos`.
+    #[serde(default)]
+    pub alloc_failures: u64,
     pub gc_runs: u64,
     /// Dirty bytes in the cache at the end.
     pub dirty_bytes: u64,
@@ -309,7 +340,107 @@ pub struct BcacheModel {
     pending: Vec<(u64, u32, u64, u64, bool)>,
     /// Bios submitted per task (the clock of `queue_depth` completions).
     submitted: HashMap<u32, u64>,
+    /// When buckets are ready (with `metadata_write_nanos`).
+    timing: Option<AllocTiming>,
+    last_time: u64,
     stats: BcacheStats,
+}
+
+/// `init_fifo()`'s capacity (util.h): a free list of more than 4 entries holds a power of two
+/// less one (`roundup_pow_of_two(size) - 1`), so `free_inc` of `4·free` = 8 holds 7.
+fn fifo_size(n: u64) -> u64 {
+    if n > 4 {
+        n.next_power_of_two() - 1
+    } else {
+        n
+    }
+}
+
+/// When the allocator thread (`bch_allocator_thread`, alloc.c) has buckets ready. Data
+/// allocations pop `RESERVE_NONE` (`free` buckets, 2 for 2,048 buckets). The thread pushes the
+/// buckets of `free_inc` into it as it empties; once `free_inc` is empty it invalidates a new
+/// batch (`free_inc`'s size), writes their gens to a prio bucket (`bch_prio_write`, whose bucket
+/// comes from `RESERVE_NONE` first, else from `RESERVE_PRIO`, which the next batch refills
+/// first) and journals that write; only then may the batch be used. A write-back write waits
+/// for a bucket (`bch_alloc_sectors(…, wait = op->writeback)`); a read-miss insertion or a
+/// write-through write does not (`bch_bucket_alloc` returns -1, `bcache_alloc_fail`).
+#[derive(Clone, Debug)]
+struct AllocTiming {
+    /// One batch's prio write and journal write, one after the other.
+    refill_nanos: u64,
+    none_cap: u64,
+    batch: u64,
+    /// Buckets in `RESERVE_NONE`, and written ones left in `free_inc`.
+    none: u64,
+    inc: u64,
+    /// The refill in flight took `RESERVE_PRIO`'s bucket.
+    prio_owed: bool,
+    /// Waiting allocations the refill in flight will serve.
+    owed: u64,
+    refill_done: Option<u64>,
+}
+
+impl AllocTiming {
+    /// An idle set: every free list full, a written batch waiting in `free_inc`.
+    fn new(refill_nanos: u64, none_cap: u64, batch: u64) -> AllocTiming {
+        AllocTiming {
+            refill_nanos: refill_nanos.max(1),
+            none_cap: none_cap.max(1),
+            batch: batch.max(1),
+            none: none_cap.max(1),
+            inc: batch.max(1),
+            prio_owed: false,
+            owed: 0,
+            refill_done: None,
+        }
+    }
+
+    /// The thread moves `free_inc` into `RESERVE_NONE`; when `free_inc` is empty it starts
+    /// the next batch.
+    fn push(&mut self, now: u64) {
+        let k = (self.none_cap - self.none).min(self.inc);
+        self.none += k;
+        self.inc -= k;
+        if self.inc == 0 && self.refill_done.is_none() {
+            if self.none > 0 {
+                self.none -= 1;
+            } else {
+                self.prio_owed = true;
+            }
+            self.refill_done = Some(now.saturating_add(self.refill_nanos));
+        }
+    }
+
+    fn advance(&mut self, now: u64) {
+        while let Some(t) = self.refill_done.filter(|&t| t <= now) {
+            self.refill_done = None;
+            let mut got = self.batch;
+            if self.prio_owed {
+                got -= 1;
+                self.prio_owed = false;
+            }
+            let served = self.owed.min(got);
+            self.owed -= served;
+            self.inc = got - served;
+            self.push(t);
+        }
+    }
+
+    /// One data bucket at `now`: false when `RESERVE_NONE` is empty and the caller does not
+    /// wait (a waiting caller is served by the refill in flight).
+    fn take(&mut self, now: u64, wait: bool) -> bool {
+        self.advance(now);
+        if self.none > 0 {
+            self.none -= 1;
+            self.push(now);
+            true
+        } else if wait {
+            self.owed += 1;
+            true
+        } else {
+            false
+        }
+    }
 }
 
 impl BcacheModel {
@@ -322,9 +453,11 @@ impl BcacheModel {
         let free = (n.next_power_of_two() >> 10).max(1);
         let prio = (n * 3).div_ceil(cfg.bucket_bytes - 24).max(1);
         // free_inc (4·free) is counted apart: it is refilled a batch at a time when empty, so
-        // between `reserves` and `reserves + free_inc` buckets stand empty.
-        let reserves = 8 + prio + free + free;
-        let free_inc = free << 2;
+        // between `reserves` and `reserves + free_inc` buckets stand empty. `init_fifo` sizes
+        // (btree 8, moving GC and general `free`, free_inc `4·free`) as `fifo_size` does; the
+        // prio list is exact (`init_fifo_exact`).
+        let reserves = fifo_size(8) + prio + fifo_size(free) + fifo_size(free);
+        let free_inc = fifo_size(free << 2);
         // run_cache_set() for a new set: journal = clamp(nbuckets >> 7, 2, 256); two prio sets
         // (the one written and the previous), one uuid bucket; bucket 0 is the superblock's.
         let journal = (n >> 7).clamp(2, 256);
@@ -372,6 +505,11 @@ impl BcacheModel {
             data_buckets: 0,
             pending: Vec::new(),
             submitted: HashMap::new(),
+            timing: cfg
+                .metadata_write_nanos
+                .filter(|&l| l > 0)
+                .map(|l| AllocTiming::new(l.saturating_mul(2), fifo_size(free), free_inc)),
+            last_time: 0,
             stats: BcacheStats::default(),
         })
     }
@@ -584,8 +722,12 @@ impl BcacheModel {
         Some(i as u32)
     }
 
-    /// bch_data_insert(): `[start, end)` written into the task's open bucket(s).
-    fn insert(&mut self, pid: u32, start: u64, end: u64, dirty: bool) {
+    /// bch_data_insert(): `[start, end)` written into the task's open bucket(s) at `now`.
+    /// Dirty (write-back) insertions wait for a bucket; the others stop at the first bucket
+    /// the allocator has not made ready (with `metadata_write_nanos`), leaving the rest of the
+    /// range uncached: a miss insertion is dropped, a write-through write's rest invalidated
+    /// (`bch_data_insert_start`, its `err:` path).
+    fn insert(&mut self, pid: u32, start: u64, end: u64, dirty: bool, now: u64) {
         self.sectors_to_gc -= (end - start) as i64;
         if self.sectors_to_gc < 0 {
             self.gc();
@@ -598,6 +740,12 @@ impl BcacheModel {
                 if let Some(b) = ob.bucket {
                     self.buckets[b as usize].open = false;
                     self.buckets[b as usize].touched = self.tick;
+                }
+                if let Some(t) = &mut self.timing {
+                    if !t.take(now, dirty) {
+                        self.stats.alloc_failures += 1;
+                        return;
+                    }
                 }
                 let Some(nb) = self.alloc_bucket() else {
                     return;
@@ -690,22 +838,27 @@ impl BcacheModel {
     }
 
     /// Inserts the read misses whose backing reads completed by `now` (a time, or with
-    /// `queue_depth` the submitting task's bio count; `u64::MAX` completes all).
-    fn complete_pending(&mut self, now: u64, pid: Option<u32>) {
+    /// `queue_depth` the submitting task's bio count; `u64::MAX` completes all), in the order
+    /// they completed. `at`: the time of the insertions when `now` counts bios, not time.
+    fn complete_pending(&mut self, now: u64, pid: Option<u32>, at: Option<u64>) {
         if self.pending.is_empty() {
             return;
         }
+        let mut due = Vec::new();
         let mut i = 0;
         while i < self.pending.len() {
             if pid.is_none_or(|p| p == self.pending[i].1) && self.pending[i].0 <= now {
-                let (_, pid, hs, he, collided) = self.pending.swap_remove(i);
-                if collided {
-                    self.stats.cache_miss_collisions += 1;
-                } else {
-                    self.insert(pid, hs, he, false);
-                }
+                due.push(self.pending.swap_remove(i));
             } else {
                 i += 1;
+            }
+        }
+        due.sort_by_key(|p| p.0);
+        for (done, pid, hs, he, collided) in due {
+            if collided {
+                self.stats.cache_miss_collisions += 1;
+            } else {
+                self.insert(pid, hs, he, false, at.unwrap_or(done));
             }
         }
     }
@@ -721,14 +874,15 @@ impl BcacheModel {
     }
 
     pub fn observe(&mut self, e: &IoEvent) {
+        self.last_time = self.last_time.max(e.time_nanos);
         if self.cfg.queue_depth.is_some() && e.latency_nanos.is_none() {
             let pid = e.pid.unwrap_or(0);
             let n = self.submitted.entry(pid).or_insert(0);
             *n += 1;
             let n = *n;
-            self.complete_pending(n, Some(pid));
+            self.complete_pending(n, Some(pid), Some(e.time_nanos));
         } else {
-            self.complete_pending(e.time_nanos, None);
+            self.complete_pending(e.time_nanos, None, None);
         }
         if e.len_bytes == 0 || e.op == Op::Flush {
             return;
@@ -754,6 +908,10 @@ impl BcacheModel {
                 if let (Some((hs, he)), false) = (hole, bypass) {
                     let he = he.min(hs + MAX_MISS_INSERT_SECTORS);
                     self.stats.miss_insert_bytes += (he - hs) * 512;
+                    // The miss puts a check key over the range (`bch_btree_insert_check_key`,
+                    // a random pointer); an earlier miss still in flight over it loses its
+                    // own check key, so its insertion will collide.
+                    self.collide_pending(hs, he);
                     // The insertion happens when the backing read completes (the bio's
                     // latency when the trace has completions; at once otherwise).
                     match (e.latency_nanos, self.cfg.queue_depth) {
@@ -765,7 +923,7 @@ impl BcacheModel {
                             let n = self.submitted.get(&pid).copied().unwrap_or(0);
                             self.pending.push((n + u64::from(qd), pid, hs, he, false));
                         }
-                        _ => self.insert(pid, hs, he, false),
+                        _ => self.insert(pid, hs, he, false, e.time_nanos),
                     }
                 }
             }
@@ -781,10 +939,10 @@ impl BcacheModel {
                     && self.in_use_percent <= CUTOFF_WRITEBACK_SYNC
                 {
                     self.stats.writes_dirty += 1;
-                    self.insert(pid, start, end, true);
+                    self.insert(pid, start, end, true, e.time_nanos);
                 } else {
                     self.stats.writes_clean += 1;
-                    self.insert(pid, start, end, false);
+                    self.insert(pid, start, end, false, e.time_nanos);
                 }
             }
             Op::Flush => {}
@@ -792,7 +950,9 @@ impl BcacheModel {
     }
 
     pub fn finish(mut self) -> BcacheResult {
-        self.complete_pending(u64::MAX, None);
+        // No bio follows: the rest complete after the last one (their timing changes nothing).
+        let at = self.last_time;
+        self.complete_pending(u64::MAX, None, Some(at));
         let mut cached = 0;
         let mut dirty = 0;
         for b in &self.buckets {
@@ -882,6 +1042,7 @@ mod tests {
             mode,
             sequential_cutoff_bytes: cutoff,
             queue_depth: None,
+            metadata_write_nanos: None,
         }
     }
 
@@ -966,6 +1127,64 @@ mod tests {
         m.observe(&ev(2, Op::Read, 1 << 20, 4096, 1));
         m.observe(&ev(3, Op::Read, 0, 4096, 1));
         assert_eq!(m.finish().stats.cache_hits, 1);
+    }
+
+    #[test]
+    fn a_second_miss_in_flight_takes_the_check_key() {
+        // Two reads of block 0 in flight (completions 5 ms after submission): the second
+        // miss replaces the first's check key, so the first insertion collides; the second
+        // caches the block and the read after both completes hits.
+        let mut m = BcacheModel::new(&cfg(BcacheMode::WriteAround, 4 * MIB)).unwrap();
+        let read = |t_ms: u64| {
+            let mut e = ev(t_ms, Op::Read, 0, 4096, 1);
+            e.latency_nanos = Some(5_000_000);
+            e
+        };
+        m.observe(&read(0));
+        m.observe(&read(1));
+        m.observe(&read(20));
+        let s = m.finish().stats;
+        assert_eq!(
+            (s.cache_misses, s.cache_miss_collisions, s.cache_hits),
+            (2, 1, 1)
+        );
+    }
+
+    #[test]
+    fn insertions_fail_while_the_allocator_refills_and_write_back_waits() {
+        // 64 MiB in 64 KiB buckets: 1,024 buckets, RESERVE_NONE holds 1 and free_inc 4.
+        // Sequential 64 KiB misses every 0.1 ms, each needing a new bucket, against a refill
+        // of 2 x 1 ms: most insertions find no bucket ready and are dropped.
+        let mut c = cfg(BcacheMode::WriteThrough, 0);
+        c.metadata_write_nanos = Some(1_000_000);
+        let mut m = BcacheModel::new(&c).unwrap();
+        for i in 0..200u64 {
+            let mut e = ev(0, Op::Read, i * 65536, 65536, 1);
+            e.time_nanos = i * 100_000;
+            m.observe(&e);
+        }
+        let s = m.finish().stats;
+        assert!(s.alloc_failures > 150, "{}", s.alloc_failures);
+        assert_eq!(s.cached_bytes, (200 - s.alloc_failures) * 65536);
+        // Spaced 5 ms apart the allocator keeps up: every miss is inserted.
+        let mut m = BcacheModel::new(&c).unwrap();
+        for i in 0..200u64 {
+            let mut e = ev(0, Op::Read, i * 65536, 65536, 1);
+            e.time_nanos = i * 5_000_000;
+            m.observe(&e);
+        }
+        assert_eq!(m.finish().stats.alloc_failures, 0);
+        // Write-back writes at the fast pace wait instead: none is lost.
+        let mut c = cfg(BcacheMode::WriteBack, 0);
+        c.metadata_write_nanos = Some(1_000_000);
+        let mut m = BcacheModel::new(&c).unwrap();
+        for i in 0..200u64 {
+            let mut e = ev(0, Op::Write, i * 65536, 65536, 1);
+            e.time_nanos = i * 100_000;
+            m.observe(&e);
+        }
+        let s = m.finish().stats;
+        assert_eq!((s.alloc_failures, s.dirty_bytes), (0, 200 * 65536));
     }
 
     #[test]

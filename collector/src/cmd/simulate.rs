@@ -69,6 +69,12 @@ pub struct Args {
     /// miss is inserted after the task's next N bios, so writes in between collide with it.
     #[arg(long = "qd", value_name = "N")]
     pub qd: Option<u32>,
+    /// bcache: the cache device's latency for one synchronous metadata write (default: none,
+    /// buckets always ready). The allocator makes each batch of buckets usable after two
+    /// such writes (gens, then journal); read-miss insertions and write-through writes that
+    /// find no bucket ready meanwhile are not cached.
+    #[arg(long = "cache-write-latency", value_name = "DURATION")]
+    pub cache_write_latency: Option<String>,
     /// Exclude this leading time window from the after-warm-up figures (90s, 10m, 1h).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
@@ -459,6 +465,10 @@ pub fn model_request(args: &Args, model: KernelModel) -> anyhow::Result<ModelReq
         sequential_cutoff_bytes: size_arg(&args.seq_cutoff, "--seq-cutoff")?,
         bucket_bytes: size_arg(&args.bucket_size, "--bucket-size")?,
         queue_depth: args.qd,
+        cache_write_latency_nanos: duration_arg(
+            &args.cache_write_latency,
+            "--cache-write-latency",
+        )?,
         block_bytes: line,
         origin_bytes: size_arg(&args.origin_size, "--origin-size")?,
         created_before_nanos: duration_arg(&args.created_before, "--created-before")?,

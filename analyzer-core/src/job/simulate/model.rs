@@ -71,6 +71,10 @@ pub struct ModelRequest {
     /// bcache, traces without completions: each task's queue depth (fio's `iodepth`).
     #[serde(default)]
     pub queue_depth: Option<u32>,
+    /// bcache: the cache device's latency for one synchronous metadata write (the allocator's
+    /// prio and journal writes); `None`: buckets are always ready.
+    #[serde(default)]
+    pub cache_write_latency_nanos: Option<u64>,
     /// dm-cache: the cache block size.
     #[serde(default)]
     pub block_bytes: Option<u64>,
@@ -101,6 +105,7 @@ impl ModelRequest {
             sequential_cutoff_bytes: None,
             bucket_bytes: None,
             queue_depth: None,
+            cache_write_latency_nanos: None,
             block_bytes: None,
             origin_bytes: None,
             created_before_nanos: None,
@@ -128,6 +133,10 @@ impl ModelRequest {
             ),
             ("bucket_bytes", self.bucket_bytes.is_some()),
             ("queue_depth", self.queue_depth.is_some()),
+            (
+                "cache_write_latency_nanos",
+                self.cache_write_latency_nanos.is_some(),
+            ),
         ];
         let dmcache = [
             ("block_bytes", self.block_bytes.is_some()),
@@ -164,6 +173,7 @@ impl ModelRequest {
             c.bucket_bytes = b;
         }
         c.queue_depth = self.queue_depth;
+        c.metadata_write_nanos = self.cache_write_latency_nanos;
         c.validate().map_err(JobError::Bcache)?;
         Ok(c)
     }
