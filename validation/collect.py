@@ -21,6 +21,8 @@ import tempfile
 
 LINE = re.compile(r"^\s*(?P<task>.+?)\s+\[(?P<cpu>\d+)\]\s+\S*\s*(?P<ts>\d+\.\d+): (?P<ev>block_bio_queue|block_bio_complete): "
                   r"(?P<maj>\d+),(?P<min>\d+) (?P<rwbs>\S+) (?P<sector>\d+) \+ (?P<len>\d+)")
+REQ_END = re.compile(r"^(?P<pre>.*?\d+\.\d+: )bcache_request_end: \d+,\d+ (?P<rwbs>\S+) \d+ \+ "
+                     r"(?P<len>\d+) \(from (?P<omaj>\d+),(?P<omin>\d+) @ (?P<osector>\d+)\)")
 STAT_FIELDS = ["reads", "reads_merged", "sectors_read", "read_ms", "writes", "writes_merged",
                "sectors_written", "write_ms", "in_flight", "io_ms", "weighted_ms"]
 
@@ -58,6 +60,32 @@ def workloads(path):
                 cur = None
             elif "block_bio_queue:" in line or "block_bio_complete:" in line:
                 cur["trace"].append(line)
+                m = LINE.match(line)
+                if m and m["ev"] == "block_bio_queue":
+                    end = (f"{m['maj']},{m['min']}", m["rwbs"][:1], int(m["sector"]) + int(m["len"]))
+                    cur.setdefault("ends", {}).setdefault(end, []).append(int(m["sector"]))
+            elif "bcache_request_end:" in line:
+                # bcache0's own bios get no block_bio_complete (ALLOCTRACE runs, guest/bcache.sh):
+                # its request end is their completion, filed as one for the importer. A bio whose
+                # iterator was consumed (writes: `+ 0`) is reported at its end sector; it is
+                # matched to the oldest queued bio ending there.
+                m = REQ_END.match(line)
+                if m:
+                    dev, sector = f"{m['omaj']},{m['omin']}", int(m["osector"])
+                    if int(m["len"]) == 0:
+                        starts = cur.get("ends", {}).get((dev, m["rwbs"][:1], sector))
+                        if not starts:
+                            continue
+                        sector = starts.pop(0)
+                    cur["trace"].append(
+                        f"{m['pre']}block_bio_complete: {dev} {m['rwbs']} {sector} + {m['len']} [0]")
+            elif "bcache_alloc_fail:" in line:
+                cur.setdefault("alloc_fail", []).append(line)
+            elif "bcache_journal_write:" in line or "bcache_gc_start:" in line \
+                    or "bcache_gc_end:" in line:
+                ev = re.search(r"(bcache_\w+):", line).group(1)
+                cur.setdefault("bcache_events", {}).setdefault(ev, 0)
+                cur["bcache_events"][ev] += 1
             elif "tracing_mark_write: blocksight-created" in line:
                 m = re.search(r"(\d+\.\d+): tracing_mark_write", line)
                 if m:
@@ -66,6 +94,52 @@ def workloads(path):
                 m = re.search(r"(\d+\.\d+): tracing_mark_write", line)
                 if m:
                     cur["returned_ts"] = float(m.group(1))
+
+
+def quantiles(xs):
+    """Median and quartiles of `xs` (µs, rounded), or None."""
+    if not xs:
+        return None
+    xs = sorted(xs)
+    q = lambda f: round(xs[min(len(xs) - 1, int(f * len(xs)))], 1)
+    return {"n": len(xs), "p25": q(0.25), "median": q(0.5), "p75": q(0.75)}
+
+
+def cache_device(lines, bucket_sectors):
+    """What bcache asked of its cache device (ALLOCTRACE runs): its metadata writes (REQ_META:
+    prio/gen buckets, whole buckets; journal entries, with a flush/FUA), their latencies
+    (block_bio_queue to block_bio_complete, µs) and the allocator's refill time: from each prio
+    write's queueing to the completion of the journal write that follows it (`bch_prio_write`
+    writes the gens, then journals them, before the invalidated buckets can be used)."""
+    inflight, done = {}, []
+    for m in lines:
+        key = (m["rwbs"][:1], int(m["sector"]))
+        ts = float(m["ts"]) * 1e6
+        if m["ev"] == "block_bio_queue":
+            inflight.setdefault(key, []).append((ts, int(m["len"])))
+        elif key in inflight and inflight[key]:
+            q, n = inflight[key].pop(0)
+            done.append((q, ts, m["rwbs"], n))
+    done.sort()
+    # Metadata writes are REQ_SYNC|REQ_META ("WSM"; a journal write's flush and FUA are
+    # dropped before dm-0 sees them, null_blk having no write cache): prio/gen writes are whole
+    # buckets, journal entries are smaller. Btree node writes are REQ_META too but are not
+    # whole buckets (a node is at most 256 KiB, one bucket here being 64 KiB: they can be;
+    # bcache_btree_write is not traced, so a whole-bucket btree write would count as prio).
+    meta = [d for d in done if "W" in d[2] and "M" in d[2]]
+    prio = [d for d in meta if d[3] == bucket_sectors]
+    journal = [d for d in meta if d[3] < bucket_sectors]
+    data = [d for d in done if "W" in d[2] and "M" not in d[2]]
+    refill = []
+    for q, _, _, _ in prio:
+        after = [c for (jq, c, _, _) in journal if jq >= q]
+        if after:
+            refill.append(min(after) - q)
+    return {"prio_writes": len(prio), "journal_writes": len(journal), "data_writes": len(data),
+            "prio_write_us": quantiles([c - q for q, c, _, _ in prio]),
+            "journal_write_us": quantiles([c - q for q, c, _, _ in journal]),
+            "data_write_us": quantiles([c - q for q, c, _, _ in data]),
+            "refill_us": quantiles(refill)}
 
 
 def rw_of(rwbs):
@@ -99,7 +173,9 @@ def main():
         p = w["params"]
         dev = p.get("dev", "")
         names = {v[0] if v else "": k for k, v in w["devs"].items()}
-        stacked, members, first_ts = [], {}, None
+        stacked, members, first_ts, cachedev = [], {}, None, []
+        cache_dev = next((d for d, v in w["devs"].items() if v and v[0] == "dm-0"), None) \
+            if p.get("product") == "bcache" else None
         # md's members are the first `disks` virtio disks (the guest's `members=` list is not
         # quoted in the record, so it is rebuilt here).
         member_names = ["vd" + chr(ord("a") + i) for i in range(int(p.get("disks", 0) or 0))]
@@ -113,6 +189,8 @@ def main():
                 stacked.append(line)
                 if m["ev"] == "block_bio_queue" and first_ts is None:
                     first_ts = float(m["ts"])
+            elif d == cache_dev:
+                cachedev.append(m)
             elif d in member_devs and m["ev"] == "block_bio_queue":
                 name = member_devs[d]
                 c = members.setdefault(name, {"read_bios": 0, "read_sectors": 0,
@@ -148,6 +226,13 @@ def main():
         rec = {"name": w["name"], "kernel": "6.1.0-57-cloud-amd64 (Debian), QEMU TCG",
                "params": p, "bios": nbios, "trace_overruns": w["overruns"],
                "counters": counters}
+        if cachedev:
+            rec["cache_device"] = cache_device(cachedev, int(p["bucket_bytes"]) // 512)
+        if "alloc_fail" in w or "bcache_events" in w:
+            # bcache_alloc_fail: a bucket allocation that found its free lists empty and did
+            # not wait (a read-miss insertion, a write-through write: dropped or invalidated).
+            rec["allocator"] = dict(w.get("bcache_events", {}),
+                                    alloc_fail=len(w.get("alloc_fail", [])))
         if members:
             rec["members_bios"] = dict(sorted(members.items()))
         if before and after:

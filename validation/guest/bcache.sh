@@ -8,17 +8,24 @@
 # bcache0), bcache's own per-bio tracepoints (bcache_read / bcache_write / bypass_sequential, for
 # diagnosis; collect.py ignores them), stats_total/* (read after the 5 s accounting timer has
 # folded the counters in) and the cache and backing devices' /sys/block/*/stat differences.
+# With ALLOCTRACE=1 the cache device (dm-0) and the backing device (vde) are traced too, with
+# bio completions, and so are bcache0's request ends (bcache_request_end: bcache0's own bios get
+# no block_bio_complete) and the allocator (bcache_alloc_fail, bcache_alloc_invalidate,
+# bcache_journal_write, bcache_gc_start); ONLY=name,name runs just those workloads.
 # Disks: lab.sh's default. (validation/run.sh prepends common.sh: lab.sh copies one script.)
 BUCKET=64k
-# No block_bio_complete: bcache0 is bio-based and never flags its bios BIO_TRACE_COMPLETION
-# (dm does), so the event does not fire for them (a run with it enabled recorded none); the
-# model takes the in-flight time of a miss from the queue depth (`simulate --qd`).
+# No block_bio_complete for bcache0: its bios end remapped to the backing device (a run with the
+# event enabled recorded none for bcache0). With ALLOCTRACE=1 bcache's own request end
+# (`bcache_request_end`, which names bcache0 and the bio's bcache0 sector) stands for it;
+# collect.py files it as the completion. Without it the model inserts misses at once (or, with
+# `simulate --qd`, after the task's next qd bios).
 # bcstat DEV: reads sectors_read writes sectors_written of /sys/block/DEV/stat
 bcstat() { awk '{print $1, $3, $5, $7}' /sys/block/$1/stat; }
 # bc NAME MODE CUTOFF_BYTES CACHE_MIB fio-args...   (J2 = a second fio job's args, optional;
 # P2 = a second fio phase's args, optional; RT = seconds per phase, default 12)
 bc() {
   n=$1 mode=$2 cutoff=$3 cmib=$4; shift 4
+  if [ -n "$ONLY" ] && ! echo ",$ONLY," | grep -q ",$n,"; then unset J2 P2 RT; return; fi
   dd if=/dev/zero of=/dev/vde bs=1M count=4 2>/dev/null
   dd if=/dev/zero of=/dev/nullb0 bs=1M count=4 2>/dev/null
   dmsetup create cdata --table "0 $((cmib * 2048)) linear /dev/nullb0 0"
@@ -46,16 +53,27 @@ bc() {
     writeback_percent=$(cat $S/writeback_percent) readahead_cache_policy=$(cat $S/readahead_cache_policy 2>/dev/null) congested_thresholds_us=0 \
     dev=$maj,$min fio="$*" job2="$J2" phase2="$P2"
   b0=$(bcstat vde) c0=$(bcstat dm-0)
-  trace_on "dev == $(devt $maj $min)"
-  for ev in bcache_read bcache_write bcache_bypass_sequential bcache_invalidate bcache_gc_end; do
+  filt="dev == $(devt $maj $min)"
+  BCEV="bcache_read bcache_write bcache_bypass_sequential bcache_invalidate bcache_gc_end"
+  if [ -n "$ALLOCTRACE" ]; then
+    # Also the cache device's (dm-0) and the backing device's (vde) bios with completions,
+    # bcache0's request ends (its bios' completions), and the allocator's events.
+    set -- $(majmin dm-0) "$@"; filt="$filt || dev == $(devt $1 $2)"; shift 2
+    set -- $(majmin vde) "$@"; filt="$filt || dev == $(devt $1 $2)"; shift 2
+    BCEV="$BCEV bcache_request_end bcache_alloc_fail bcache_alloc_invalidate bcache_journal_write bcache_gc_start"
+    EVENTS="block_bio_queue block_bio_complete"
+  fi
+  trace_on "$filt"
+  for ev in $BCEV; do
     echo 1 > $T/events/bcache/$ev/enable 2>/dev/null; done
   rt=${RT:-12}
   fiorun "$n" /dev/bcache0 $rt "$@" ${J2:+--name=$n-b --filename=/dev/bcache0 --runtime=$rt --time_based --direct=1 --ioengine=libaio --randrepeat=1 --randseed=7 $J2}
   [ -n "$P2" ] && { w=$n; fiorun "$n-2" /dev/bcache0 $rt $P2; n=$w; }  # fiorun sets n
   sleep 1
   trace_off "$n"
-  for ev in bcache_read bcache_write bcache_bypass_sequential bcache_invalidate bcache_gc_end; do
+  for ev in $BCEV; do
     echo 0 > $T/events/bcache/$ev/enable 2>/dev/null; done
+  unset EVENTS
   # stats_total is folded in from the per-device collector by a 5 s timer (ACCOUNTING_DELAY).
   sleep 6
   counter hits=$(cat $S/stats_total/cache_hits) misses=$(cat $S/stats_total/cache_misses) \
