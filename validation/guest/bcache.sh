@@ -11,7 +11,8 @@
 # With ALLOCTRACE=1 the cache device (dm-0) and the backing device (vde) are traced too, with
 # bio completions, and so are bcache0's request ends (bcache_request_end: bcache0's own bios get
 # no block_bio_complete) and the allocator (bcache_alloc_fail, bcache_alloc_invalidate,
-# bcache_journal_write, bcache_gc_start); ONLY=name,name runs just those workloads.
+# bcache_journal_write, bcache_gc_start); ONLY=name,name runs just those workloads; SCHEDTRACE=1
+# (diagnosis only) adds the allocator thread's sched_wakeup and sched_switch events.
 # Disks: lab.sh's default. (validation/run.sh prepends common.sh: lab.sh copies one script.)
 BUCKET=64k
 # No block_bio_complete for bcache0: its bios end remapped to the backing device (a run with the
@@ -66,6 +67,12 @@ bc() {
   trace_on "$filt"
   for ev in $BCEV; do
     echo 1 > $T/events/bcache/$ev/enable 2>/dev/null; done
+  if [ -n "$SCHEDTRACE" ]; then
+    # When the allocator thread is woken and when it gets (and leaves) a CPU.
+    echo 'comm == "bcache_allocato"' > $T/events/sched/sched_wakeup/filter
+    echo 'prev_comm == "bcache_allocato" || next_comm == "bcache_allocato"' > $T/events/sched/sched_switch/filter
+    echo 1 > $T/events/sched/sched_wakeup/enable; echo 1 > $T/events/sched/sched_switch/enable
+  fi
   rt=${RT:-12}
   fiorun "$n" /dev/bcache0 $rt "$@" ${J2:+--name=$n-b --filename=/dev/bcache0 --runtime=$rt --time_based --direct=1 --ioengine=libaio --randrepeat=1 --randseed=7 $J2}
   [ -n "$P2" ] && { w=$n; fiorun "$n-2" /dev/bcache0 $rt $P2; n=$w; }  # fiorun sets n
@@ -73,6 +80,9 @@ bc() {
   trace_off "$n"
   for ev in $BCEV; do
     echo 0 > $T/events/bcache/$ev/enable 2>/dev/null; done
+  if [ -n "$SCHEDTRACE" ]; then
+    echo 0 > $T/events/sched/sched_wakeup/enable; echo 0 > $T/events/sched/sched_switch/enable
+  fi
   unset EVENTS
   # stats_total is folded in from the per-device collector by a 5 s timer (ACCOUNTING_DELAY).
   sleep 6
