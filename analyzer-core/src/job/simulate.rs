@@ -3,14 +3,18 @@
 //! curves of several policies from the same pass. Sizes may be shares of the footprint; the
 //! footprint (and Belady's future) come from a first pass.
 //!
-//! Hosts that want the grid's cells on several threads take them with [`Simulate::split`]:
-//! each [`Part`] is `Send`, builds its simulators on the thread that runs it, and is fed the
-//! same batches of events ([`Simulate::window_batch`] cuts them to the time window first).
+//! Native hosts run the grid's cells on several threads with [`Simulate::with_threads`]
+//! (feature `threads`; the module `threads`): the host reads and calls `observe` as for any
+//! job, and the last pass's events go in batches to worker threads that each run some of the
+//! cells. Every cell sees the same events in the same order as it would alone, so its result
+//! is exactly the single-cell run's.
 //!
 //! The kernels' own caches (`bcache-kernel`, `dm-cache-smq`) are separate models with their
 //! own counters: [`model`].
 
 pub mod model;
+#[cfg(feature = "threads")]
+pub mod threads;
 
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +40,12 @@ pub const INTERACTIVE_CURVE_PASSES: f64 = MiniSimConfig::INTERACTIVE_PASSES;
 
 /// Most cells of a grid.
 pub const MAX_CELLS: usize = 256;
+
+/// Events per batch of a grid: 16 Ki events of 40 bytes (640 KB). A grid's cells run over a
+/// batch one after the other (each cell's tables stay in the CPU cache for the whole batch,
+/// where event by event every cell evicted the others'), and worker threads get the same
+/// batches; large enough that handing one over costs nothing beside simulating it.
+pub const BATCH_EVENTS: usize = 1 << 14;
 
 /// What to simulate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -216,14 +226,16 @@ impl CellSpec {
 }
 
 /// Some cells of the grid, to run on any thread: build them there with [`Part::start`].
-pub struct Part {
+#[cfg(feature = "threads")]
+struct Part {
     specs: Vec<CellSpec>,
     future: Option<NextUse>,
 }
 
+#[cfg(feature = "threads")]
 impl Part {
     /// Builds the part's simulators (on the thread that runs them).
-    pub fn start(self) -> Result<Running, JobError> {
+    fn start(self) -> Result<Running, JobError> {
         let future = self.future;
         let cells = self
             .specs
@@ -235,13 +247,15 @@ impl Part {
 }
 
 /// A started [`Part`].
-pub struct Running {
+#[cfg(feature = "threads")]
+struct Running {
     cells: Vec<Cell>,
 }
 
+#[cfg(feature = "threads")]
 impl Running {
     /// Feeds a batch (already cut to the window) to every cell.
-    pub fn observe_batch(&mut self, events: &[IoEvent]) {
+    fn observe_batch(&mut self, events: &[IoEvent]) {
         for c in &mut self.cells {
             for e in events {
                 c.observe(e);
@@ -249,13 +263,14 @@ impl Running {
         }
     }
 
-    pub fn finish(self) -> Finished {
+    fn finish(self) -> Finished {
         Finished(self.cells.into_iter().map(Cell::finish).collect())
     }
 }
 
 /// A finished [`Running`], handed back to [`Simulate::join`].
-pub struct Finished(Vec<(usize, SimRun)>);
+#[cfg(feature = "threads")]
+struct Finished(Vec<(usize, SimRun)>);
 
 /// The simulation job: see the module documentation.
 pub struct Simulate {
@@ -269,14 +284,25 @@ pub struct Simulate {
     prepared: bool,
     passes: usize,
     cells: Vec<Cell>,
-    /// Cells handed to [`Simulate::split`] (built elsewhere).
+    /// Cells for [`Simulate::split`] (built on the worker threads).
+    #[cfg(feature = "threads")]
     split_specs: Vec<CellSpec>,
+    #[cfg(feature = "threads")]
     split_future: Option<NextUse>,
+    /// Cells split off and not joined back yet.
     outside: usize,
     curves: Vec<MiniSim>,
     done: Vec<(usize, SimRun)>,
     header: TraceHeader,
     max_exact_lines: Option<u64>,
+    /// The last pass's events not yet run through a grid's cells (one cell runs event by
+    /// event).
+    batch: Vec<IoEvent>,
+    /// Threads for the grid's cells (1: the host's own).
+    #[cfg(feature = "threads")]
+    threads: usize,
+    #[cfg(feature = "threads")]
+    pool: Option<threads::Pool>,
 }
 
 impl Simulate {
@@ -290,6 +316,24 @@ impl Simulate {
         request: SimulateRequest,
         max_exact_lines: Option<u64>,
     ) -> Result<Simulate, JobError> {
+        Simulate::build(request, max_exact_lines, 1)
+    }
+
+    /// A simulation whose grid's cells run on up to `threads` worker threads during the last
+    /// pass (a grid of one cell, or `threads` 1, stays on the host's thread): native hosts. The
+    /// results do not depend on it.
+    #[cfg(feature = "threads")]
+    pub fn with_threads(request: SimulateRequest, threads: usize) -> Result<Simulate, JobError> {
+        Simulate::build(request, None, threads)
+    }
+
+    fn build(
+        request: SimulateRequest,
+        max_exact_lines: Option<u64>,
+        threads: usize,
+    ) -> Result<Simulate, JobError> {
+        #[cfg(not(feature = "threads"))]
+        let _ = threads;
         let grid = request.grid();
         if grid.len() > MAX_CELLS {
             return Err(JobError::invalid(
@@ -339,13 +383,20 @@ impl Simulate {
             prepared: false,
             passes,
             cells: Vec::new(),
+            #[cfg(feature = "threads")]
             split_specs: Vec::new(),
+            #[cfg(feature = "threads")]
             split_future: None,
             outside: 0,
             curves: Vec::new(),
             done: Vec::new(),
             header: TraceHeader::default(),
             max_exact_lines,
+            batch: Vec::new(),
+            #[cfg(feature = "threads")]
+            threads: threads.max(1),
+            #[cfg(feature = "threads")]
+            pool: None,
         };
         if passes == 1 {
             job.prepare()?;
@@ -375,13 +426,19 @@ impl Simulate {
                 limit,
             });
         }
+        // Cells for worker threads are built there, at the last pass's start.
+        #[cfg(feature = "threads")]
+        let (specs, future) = if self.threads > 1 && specs.len() > 1 {
+            self.split_specs = specs;
+            self.split_future = future;
+            (Vec::new(), None)
+        } else {
+            (specs, future)
+        };
         self.cells = specs
-            .iter()
-            .cloned()
+            .into_iter()
             .map(|s| s.build(future.as_ref()))
             .collect::<Result<Vec<_>, _>>()?;
-        self.split_specs = specs;
-        self.split_future = future;
         if self.request.with_curves {
             let f = footprint.unwrap_or(0);
             if f > 0 {
@@ -416,17 +473,18 @@ impl Simulate {
         self.grid.len()
     }
 
-    /// Hands the grid's cells to the host in `parts` [`Part`]s to run on its threads; this job
-    /// then feeds only the curves. Call before the last pass's first event.
-    pub fn split(&mut self, parts: usize) -> Vec<Part> {
+    /// Takes the grid's cells out of this job in at most `parts` [`Part`]s to run elsewhere;
+    /// this job then feeds only the curves until [`Simulate::join`].
+    #[cfg(feature = "threads")]
+    fn split(&mut self, parts: usize) -> Vec<Part> {
         let parts = parts.clamp(1, self.split_specs.len().max(1));
         let specs = std::mem::take(&mut self.split_specs);
         self.outside = specs.len();
-        self.cells.clear();
+        let future = self.split_future.take();
         let mut out: Vec<Part> = (0..parts)
             .map(|_| Part {
                 specs: Vec::new(),
-                future: self.split_future.clone(),
+                future: future.clone(),
             })
             .collect();
         for (i, s) in specs.into_iter().enumerate() {
@@ -437,37 +495,22 @@ impl Simulate {
     }
 
     /// Gives back what the parts of [`Simulate::split`] computed.
-    pub fn join(&mut self, finished: Vec<Finished>) {
+    #[cfg(feature = "threads")]
+    fn join(&mut self, finished: Vec<Finished>) {
         for f in finished {
             self.outside = self.outside.saturating_sub(f.0.len());
             self.done.extend(f.0);
         }
     }
 
-    /// Cuts a batch of events to the window and feeds the job's own consumers (the curves, the
-    /// cells not split off, the first pass); returns the events the parts must see.
-    pub fn window_batch(&mut self, events: &[IoEvent], out: &mut Vec<IoEvent>) {
-        out.clear();
-        for e in events {
-            if self.window.admits(e) {
-                out.push(*e);
-            }
-        }
-        if !self.prepared {
-            for e in out.iter() {
-                self.first_pass(e);
-            }
-            out.clear();
-            return;
-        }
-        for e in out.iter() {
-            for c in &mut self.curves {
-                c.observe(e);
-            }
-            for c in &mut self.cells {
+    /// Runs the batched events through every cell, cell after cell.
+    fn run_batch(&mut self) {
+        for c in &mut self.cells {
+            for e in &self.batch {
                 c.observe(e);
             }
         }
+        self.batch.clear();
     }
 
     fn first_pass(&mut self, e: &IoEvent) {
@@ -487,8 +530,20 @@ impl Job for Simulate {
         self.passes
     }
 
-    fn begin_pass(&mut self, _pass: usize) {
+    fn begin_pass(&mut self, pass: usize) {
         self.window.reset();
+        #[cfg(feature = "threads")]
+        if self.prepared
+            && pass + 1 >= self.passes
+            && self.threads > 1
+            && self.split_specs.len() > 1
+            && self.pool.is_none()
+        {
+            let parts = self.split(self.threads);
+            self.pool = Some(threads::Pool::start(parts));
+        }
+        #[cfg(not(feature = "threads"))]
+        let _ = pass;
     }
 
     fn observe(&mut self, e: &IoEvent) {
@@ -499,8 +554,19 @@ impl Job for Simulate {
             self.first_pass(e);
             return;
         }
-        for c in &mut self.cells {
-            c.observe(e);
+        #[cfg(feature = "threads")]
+        if let Some(pool) = &mut self.pool {
+            pool.push(e);
+        }
+        if self.cells.len() > 1 {
+            self.batch.push(*e);
+            if self.batch.len() >= BATCH_EVENTS {
+                self.run_batch();
+            }
+        } else {
+            for c in &mut self.cells {
+                c.observe(e);
+            }
         }
         for c in &mut self.curves {
             c.observe(e);
@@ -513,6 +579,12 @@ impl Job for Simulate {
         _diagnostics: &Diagnostics,
     ) -> Result<(), JobError> {
         self.header = header.clone();
+        self.run_batch();
+        #[cfg(feature = "threads")]
+        if let Some(pool) = self.pool.take() {
+            let finished = pool.finish()?;
+            self.join(finished);
+        }
         if !self.prepared {
             if let Some(f) = &self.footprint {
                 self.footprint_lines = Some(f.lines().0);
@@ -523,7 +595,11 @@ impl Job for Simulate {
     }
 
     fn finish(mut self) -> Result<SimulateResult, JobError> {
-        if self.outside > 0 {
+        #[cfg(feature = "threads")]
+        let unrun = self.split_specs.len();
+        #[cfg(not(feature = "threads"))]
+        let unrun = 0;
+        if self.outside > 0 || unrun > 0 {
             return Err(JobError::invalid(
                 "grid",
                 "cells were split off and not joined back",

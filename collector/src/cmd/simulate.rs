@@ -7,9 +7,8 @@ use analyzer_core::cache::sim::Summary;
 use analyzer_core::cache::{Preset, WriteMode};
 use analyzer_core::job::simulate::model::{KernelModel, Model, ModelRequest};
 use analyzer_core::job::simulate::{SimRun, Simulate, SimulateRequest, SimulateResult};
-use analyzer_core::job::{parse_duration, CacheParams, CacheSize, Job};
+use analyzer_core::job::{parse_duration, CacheParams, CacheSize};
 use analyzer_core::units::{bytes, count, duration, parse_size, percent, plural};
-use analyzer_core::IoEvent;
 use anyhow::{bail, Context};
 
 use crate::input::{self, InputArgs};
@@ -84,6 +83,9 @@ pub struct Args {
     /// Only the requests from START to END after the trace's first request (`10s..70s`).
     #[arg(long, value_name = "START..END")]
     pub window: Option<String>,
+    /// Threads for a grid's cells (default: every core); the results do not depend on it.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
     /// Print the result as JSON (the job's result, as the web app gets it; docs/cache.md).
     #[arg(long)]
     pub json: bool,
@@ -135,84 +137,16 @@ pub fn request(args: &Args) -> anyhow::Result<SimulateRequest> {
     })
 }
 
-/// Events decoded per batch handed to the grid's threads.
-const BATCH_EVENTS: usize = 1 << 16;
-
 /// Runs the job: the trace is decoded once per pass and every cell of the grid sees the same
-/// events; with several cells, the cells run on the machine's threads.
+/// events; with several cells, the cells run on `--threads` threads (the job's).
 pub fn simulate(args: &Args) -> anyhow::Result<(SimulateResult, input::ReadSummary)> {
-    let mut job = Simulate::new(request(args)?)?;
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let passes = job.passes();
-    let mut quiet = args.input.clone();
-    let mut last = None;
-    for pass in 0..passes {
-        job.begin_pass(pass);
-        let input = if pass == 0 { &args.input } else { &quiet };
-        let read = if pass + 1 == passes && job.cells() > 1 && threads > 1 {
-            run_split(&mut job, input, threads)?
-        } else {
-            input::read_events(input, |e| job.observe(e))?
-        };
-        job.end_pass(&read.header, &read.diagnostics)?;
-        quiet.quiet = true;
-        last = Some(read);
-    }
-    let read = last.context("no pass over the trace")?;
-    Ok((job.finish()?, read))
-}
-
-/// The last pass with the grid's cells spread over `threads` threads, fed the same batches.
-fn run_split(
-    job: &mut Simulate,
-    input: &InputArgs,
-    threads: usize,
-) -> anyhow::Result<input::ReadSummary> {
-    use std::sync::{mpsc, Arc};
-    let parts = job.split(threads);
-    std::thread::scope(|scope| {
-        let mut senders = Vec::new();
-        let mut handles = Vec::new();
-        for part in parts {
-            let (tx, rx) = mpsc::sync_channel::<Arc<Vec<IoEvent>>>(2);
-            senders.push(tx);
-            handles.push(scope.spawn(move || -> anyhow::Result<_> {
-                let mut running = part.start()?;
-                for batch in rx {
-                    running.observe_batch(&batch);
-                }
-                Ok(running.finish())
-            }));
-        }
-        let mut batch = Vec::with_capacity(BATCH_EVENTS);
-        let mut cut = Vec::with_capacity(BATCH_EVENTS);
-        let mut send = |batch: &mut Vec<IoEvent>, job: &mut Simulate| {
-            job.window_batch(batch, &mut cut);
-            batch.clear();
-            let shared = Arc::new(std::mem::take(&mut cut));
-            // A part that failed has hung up; its error comes from its handle.
-            for s in &senders {
-                let _ = s.send(shared.clone());
-            }
-        };
-        let read = input::read_events(input, |e| {
-            batch.push(*e);
-            if batch.len() == BATCH_EVENTS {
-                send(&mut batch, job);
-            }
-        });
-        send(&mut batch, job);
-        drop(senders);
-        let mut finished = Vec::new();
-        for h in handles {
-            match h.join() {
-                Ok(r) => finished.push(r?),
-                Err(_) => bail!("a simulation thread panicked"),
-            }
-        }
-        job.join(finished);
-        read
-    })
+    let threads = match args.threads {
+        Some(0) => bail!("--threads: at least 1"),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
+    let job = Simulate::with_threads(request(args)?, threads)?;
+    input::run_job(&args.input, job)
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
