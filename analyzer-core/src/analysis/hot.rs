@@ -289,9 +289,9 @@ impl HotBlocks {
         }
     }
 
-    /// The count at which a block is in the hot set serving `share` of `values`' I/Os.
-    fn hot_threshold(values: &mut [(u64, f64)], share: f64) -> u64 {
-        values.sort_unstable_by_key(|v| std::cmp::Reverse(v.0));
+    /// The count at which a block is in the hot set serving `share` of `values`' I/Os
+    /// (`values` hottest first, [`sort_hottest_first`]).
+    fn hot_threshold(values: &[(u64, f64)], share: f64) -> u64 {
         let total: f64 = values.iter().map(|&(v, w)| v as f64 * w).sum();
         let mut s = 0.0;
         for &(v, w) in values.iter() {
@@ -347,9 +347,13 @@ impl HotBlocks {
         let mut all = pairs(&|c| c.total());
         let mut reads = pairs(&|c| u64::from(c.ops[0]));
         let mut writes = pairs(&|c| u64::from(c.ops[1]));
-        let read_t = Self::hot_threshold(&mut reads.clone(), 0.9);
-        let write_t = Self::hot_threshold(&mut writes.clone(), 0.9);
-        let hot_t = Self::hot_threshold(&mut all.clone(), 0.8);
+        // Sorted once here; `hot_set` finds them sorted.
+        for v in [&mut all, &mut reads, &mut writes] {
+            sort_hottest_first(v);
+        }
+        let read_t = Self::hot_threshold(&reads, 0.9);
+        let write_t = Self::hot_threshold(&writes, 0.9);
+        let hot_t = Self::hot_threshold(&all, 0.8);
         let share = |sel: &dyn Fn(&[u32; 2]) -> bool, also: &dyn Fn(&[u32; 2]) -> bool| {
             let (mut n, mut m) = (0.0, 0.0);
             for c in self.counts.values().filter(|c| sel(&c.ops)) {
