@@ -4,7 +4,11 @@
 //! Deterministic on every platform (no random seed), so results are reproducible and the native
 //! CLI and the browser agree to the last digit.
 
+pub mod table;
+
 use std::hash::{BuildHasherDefault, Hasher};
+
+pub use self::table::BlockTable;
 
 /// splitmix64's finaliser: a bijection on u64 with good avalanche, so `mix64(x) % m` is uniform
 /// even for sequential block numbers.

@@ -1,6 +1,9 @@
 // Times the wasm32 build of the native decode loop under Node. Usage: node bench.mjs PKG_DIR
-// (the wasm-bindgen --target nodejs output). Prints one line per codec, like the host bench.
+// [FILE.bst] (PKG_DIR: the wasm-bindgen --target nodejs output). Prints one line per codec, like
+// the host bench, then the web worker's load job (decode + stat + analysis) on the synthetic
+// trace, or on FILE when given.
 import { createRequire } from "node:module";
+import fs from "node:fs";
 import path from "node:path";
 
 const require = createRequire(import.meta.url);
@@ -35,10 +38,12 @@ for (const lz4 of [false, true]) {
   );
 }
 
-// The worker's per-event work while loading: decode + stat + analysis.
+// The worker's load job (`job::load`): decode + stat + analysis.
 {
-  const bytes = pkg.prepare(EVENTS, true);
-  pkg.analyze(); // warm-up
+  const file = process.argv[3];
+  const bytes = file ? pkg.load(fs.readFileSync(file)) : pkg.prepare(EVENTS, true);
+  const events = pkg.analyze(); // warm-up, and the count
+  if (!file && events !== EVENTS) throw new Error(`analysed ${events} events, expected ${EVENTS}`);
   const wall = [];
   const cpu = [];
   for (let i = 0; i < 5; i++) {
@@ -47,11 +52,12 @@ for (const lz4 of [false, true]) {
     const n = pkg.analyze();
     cpu.push(cpuSeconds() - c0);
     wall.push((performance.now() - t0) / 1000);
-    if (n !== EVENTS) throw new Error(`analysed ${n} events, expected ${EVENTS}`);
+    if (n !== events) throw new Error(`analysed ${n} events, expected ${events}`);
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const what = file ? `${path.basename(file)}, ${events} events` : "Lz4";
   console.log(
-    `wasm decode + stat + analysis (Lz4, ${(bytes / EVENTS).toFixed(2)} bytes/event): ` +
-      `wall ${(EVENTS / median(wall) / 1e6).toFixed(2)} Mevents/s; cpu ${(EVENTS / median(cpu) / 1e6).toFixed(2)} Mevents/s (medians of ${wall.length})`,
+    `wasm decode + stat + analysis (${what}, ${(bytes / events).toFixed(2)} bytes/event): ` +
+      `wall ${(events / median(wall) / 1e6).toFixed(2)} Mevents/s; cpu ${(events / median(cpu) / 1e6).toFixed(2)} Mevents/s (medians of ${wall.length})`,
   );
 }

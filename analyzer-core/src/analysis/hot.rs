@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::event::{IoEvent, Op, TraceHeader};
-use crate::hash::{block_key, mix64, split_block_key, IntMap};
+use crate::hash::{block_key, mix64, split_block_key, BlockTable, IntMap};
 
 /// Shares of I/Os for which the hot-data size is reported.
 pub const HOT_SHARES: [f64; 4] = [0.80, 0.90, 0.95, 0.99];
@@ -102,7 +102,7 @@ pub struct HotBlocks {
     /// Blocks are tracked when `mix64(key) <= threshold`.
     threshold: u64,
     rate: f64,
-    counts: IntMap<u64, Entry>,
+    counts: BlockTable<Entry>,
     ios: [u64; 2],
 }
 
@@ -125,7 +125,7 @@ impl HotBlocks {
             limit: limit.max(64),
             threshold: u64::MAX,
             rate: 1.0,
-            counts: IntMap::default(),
+            counts: BlockTable::new(),
             ios: [0; 2],
         }
     }
@@ -140,20 +140,26 @@ impl HotBlocks {
         for block in e.block_range(self.block_bytes) {
             self.ios[op] += 1;
             let key = block_key(e.device, block);
-            if let Some(c) = self.counts.get_mut(&key) {
-                c.ops[op] = c.ops[op].saturating_add(1);
+            let threshold = self.threshold;
+            // A block not tracked yet is tracked from now on when its hash is in the sample.
+            let Some(c) = self
+                .counts
+                .get_or_insert_with(key, || (mix64(key) <= threshold).then(Entry::default))
+            else {
                 continue;
-            }
-            if mix64(key) > self.threshold {
-                continue;
-            }
-            let mut c = Entry::default();
-            c.ops[op] = 1;
-            self.counts.insert(key, c);
+            };
+            c.ops[op] = c.ops[op].saturating_add(1);
             if self.counts.len() > self.limit {
                 self.shrink();
             }
         }
+    }
+
+    /// Reads the table slots `e`'s blocks will use ([`BlockTable::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, e: &IoEvent) -> u64 {
+        self.counts
+            .prefetch_blocks(e.device, e.block_range(self.block_bytes))
     }
 
     fn shrink(&mut self) {
@@ -163,12 +169,14 @@ impl HotBlocks {
         while self.counts.len() > self.limit && self.threshold > 0 {
             self.threshold /= 2;
             let t = self.threshold;
-            self.counts.retain(|&k, c| c.pinned || mix64(k) <= t);
+            self.counts.retain(|k, c| c.pinned || mix64(k) <= t);
         }
         self.rate = (self.threshold as f64 + 1.0) / 18_446_744_073_709_551_616.0;
     }
 
-    /// Pins the hottest `limit / 8` blocks (at least two accesses each).
+    /// Pins the hottest `limit / 8` blocks (at least two accesses each). Blocks tied at the
+    /// cut are pinned by ascending key until the quota is full, so the choice does not depend
+    /// on the table's layout.
     fn pin_hottest(&mut self) {
         let quota = self.limit / 8;
         let mut totals: Vec<u64> = self.counts.values().map(Entry::total).collect();
@@ -178,10 +186,27 @@ impl HotBlocks {
             let k = quota.min(totals.len()) - 1;
             *totals.select_nth_unstable_by(k, |a, b| b.cmp(a)).1
         };
+        drop(totals);
+        let cut = cut.max(2);
+        // Fewer than `quota` blocks are above the cut (it is the quota-th largest count).
         let mut pinned = 0;
+        let mut tied: Vec<u64> = Vec::new();
+        for (k, c) in self.counts.iter() {
+            if c.total() > cut {
+                pinned += 1;
+            } else if c.total() == cut {
+                tied.push(k);
+            }
+        }
+        tied.sort_unstable();
+        tied.truncate(quota.saturating_sub(pinned));
         for c in self.counts.values_mut() {
-            c.pinned = c.total() >= cut.max(2) && pinned < quota;
-            pinned += usize::from(c.pinned);
+            c.pinned = c.total() > cut;
+        }
+        for k in tied {
+            if let Some(c) = self.counts.get_mut(k) {
+                c.pinned = true;
+            }
         }
     }
 
@@ -196,7 +221,7 @@ impl HotBlocks {
 
     /// Hot-data figures from `(count, weight)` pairs.
     fn hot_set(&self, values: &mut [(u64, f64)], ios: u64) -> HotSet {
-        values.sort_unstable_by_key(|v| std::cmp::Reverse(v.0));
+        sort_hottest_first(values);
         let n = values.iter().take_while(|v| v.0 > 0).count();
         let values = &values[..n];
         // Cumulative (blocks, I/Os), both weighted.
@@ -264,9 +289,9 @@ impl HotBlocks {
         }
     }
 
-    /// The count at which a block is in the hot set serving `share` of `values`' I/Os.
-    fn hot_threshold(values: &mut [(u64, f64)], share: f64) -> u64 {
-        values.sort_unstable_by_key(|v| std::cmp::Reverse(v.0));
+    /// The count at which a block is in the hot set serving `share` of `values`' I/Os
+    /// (`values` hottest first, [`sort_hottest_first`]).
+    fn hot_threshold(values: &[(u64, f64)], share: f64) -> u64 {
         let total: f64 = values.iter().map(|&(v, w)| v as f64 * w).sum();
         let mut s = 0.0;
         for &(v, w) in values.iter() {
@@ -287,7 +312,7 @@ impl HotBlocks {
     /// footprint, both in (weighted) blocks.
     pub fn per_device_hot(&self, share: f64) -> IntMap<u32, (f64, f64)> {
         let mut by_device: IntMap<u32, Vec<(u64, f64)>> = IntMap::default();
-        for (&k, c) in &self.counts {
+        for (k, c) in self.counts.iter() {
             by_device
                 .entry(split_block_key(k).0)
                 .or_default()
@@ -296,7 +321,7 @@ impl HotBlocks {
         by_device
             .into_iter()
             .map(|(dev, mut v)| {
-                v.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
+                sort_hottest_first(&mut v);
                 let total: f64 = v.iter().map(|&(n, w)| n as f64 * w).sum();
                 let footprint: f64 = v.iter().map(|&(_, w)| w).sum();
                 let (mut served, mut blocks) = (0.0, 0.0);
@@ -322,9 +347,13 @@ impl HotBlocks {
         let mut all = pairs(&|c| c.total());
         let mut reads = pairs(&|c| u64::from(c.ops[0]));
         let mut writes = pairs(&|c| u64::from(c.ops[1]));
-        let read_t = Self::hot_threshold(&mut reads.clone(), 0.9);
-        let write_t = Self::hot_threshold(&mut writes.clone(), 0.9);
-        let hot_t = Self::hot_threshold(&mut all.clone(), 0.8);
+        // Sorted once here; `hot_set` finds them sorted.
+        for v in [&mut all, &mut reads, &mut writes] {
+            sort_hottest_first(v);
+        }
+        let read_t = Self::hot_threshold(&reads, 0.9);
+        let write_t = Self::hot_threshold(&writes, 0.9);
+        let hot_t = Self::hot_threshold(&all, 0.8);
         let share = |sel: &dyn Fn(&[u32; 2]) -> bool, also: &dyn Fn(&[u32; 2]) -> bool| {
             let (mut n, mut m) = (0.0, 0.0);
             for c in self.counts.values().filter(|c| sel(&c.ops)) {
@@ -367,7 +396,7 @@ impl HotBlocks {
             .counts
             .iter()
             .filter(|(_, c)| c.total() >= hot_t)
-            .map(|(&k, &c)| (k, c))
+            .map(|(k, &c)| (k, c))
             .collect();
         hot.sort_unstable_by_key(|&(k, _)| k);
         let gap_blocks = if self.rate >= 1.0 {
@@ -421,6 +450,12 @@ impl HotBlocks {
             })
             .collect()
     }
+}
+
+/// Sorts `(count, weight)` pairs by count, highest first, and equal counts by weight, so that
+/// the order (and every figure read from it) does not depend on the table's iteration order.
+fn sort_hottest_first(values: &mut [(u64, f64)]) {
+    values.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)));
 }
 
 #[cfg(test)]

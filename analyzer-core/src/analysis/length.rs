@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::event::{IoEvent, Op, TraceHeader};
-use crate::hash::{block_key, mix64, IntSet};
+use crate::hash::{block_key, mix64, BlockTable};
 use crate::mrc::{LruMrc, SizeSpec};
 
 /// Blocks followed for first touches (the spatial sample's size).
@@ -82,7 +82,7 @@ struct Snapshot {
 #[derive(Debug)]
 pub struct TraceLength {
     block_bytes: u64,
-    seen: IntSet<u64>,
+    seen: BlockTable<()>,
     threshold: u64,
     distinct_scaled: f64,
     bins: Vec<Bin>,
@@ -96,7 +96,7 @@ impl TraceLength {
     pub fn new(block_bytes: u64) -> TraceLength {
         TraceLength {
             block_bytes: block_bytes.max(1),
-            seen: IntSet::default(),
+            seen: BlockTable::new(),
             threshold: u64::MAX,
             distinct_scaled: 0.0,
             bins: vec![Bin::default(); BINS],
@@ -141,13 +141,13 @@ impl TraceLength {
                 continue;
             }
             self.bins[bin].accesses += weight;
-            if self.seen.insert(key) {
+            if self.seen.insert_if_absent(key, ()) {
                 self.bins[bin].first += weight;
                 self.distinct_scaled += weight;
                 if self.seen.len() > SAMPLED_BLOCKS {
                     self.threshold /= 2;
                     let t = self.threshold;
-                    self.seen.retain(|&k| mix64(k) <= t);
+                    self.seen.retain(|k, _| mix64(k) <= t);
                     self.distinct_scaled = self.seen.len() as f64 / self.rate();
                 }
             }
@@ -168,6 +168,13 @@ impl TraceLength {
                 });
             }
         }
+    }
+
+    /// Reads the table slots `e`'s blocks will use ([`BlockTable::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, e: &IoEvent) -> u64 {
+        self.seen
+            .prefetch_blocks(e.device, e.block_range(self.block_bytes))
     }
 
     pub fn finish(&self, mrc: &LruMrc, duration_nanos: Option<u64>) -> LengthReport {

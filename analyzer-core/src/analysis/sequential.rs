@@ -61,6 +61,13 @@ pub struct SequentialityReport {
     pub max_stride_bytes: u64,
 }
 
+/// Whether `off - last` (exactly, as integers) equals `stride`, in u64 arithmetic: the wrapped
+/// difference matches and its sign agrees (a wrapped match of the other sign is 2^64 away).
+#[inline]
+fn repeats_stride(off: u64, last: u64, stride: i64) -> bool {
+    off.wrapping_sub(last) == stride as u64 && (stride > 0) == (off > last)
+}
+
 #[derive(Debug, Default)]
 pub struct Sequentiality {
     streams: Vec<Vec<Stream>>,
@@ -92,17 +99,30 @@ impl Sequentiality {
         let off = e.offset_bytes;
         let streams = &mut self.streams[dev];
         let mut best: Option<(usize, usize)> = None; // (class, slot)
+                                                     // For a request that continues no stream (the common case), the same pass finds the
+                                                     // nearest stream's distance (the first of the smallest) and the least recently used
+                                                     // stream, both among the streams it does not match, which are all of them then: the
+                                                     // streams are read once.
+        let mut nearest: Option<(u64, bool)> = None; // (|distance|, negative)
+        let mut oldest: (usize, u64) = (0, u64::MAX);
         for (i, s) in streams.iter().enumerate() {
             let class = if off == s.end {
                 0
             } else if off > s.end && off - s.end <= NEAR_GAP_BYTES {
                 1
-            } else if s.stride != 0 && (off as i128 - s.last_offset as i128) == i128::from(s.stride)
-            {
+            } else if s.stride != 0 && repeats_stride(off, s.last_offset, s.stride) {
                 2
             } else {
+                let d = off.abs_diff(s.last_offset);
+                if d != 0 && d <= MAX_STRIDE_BYTES && nearest.is_none_or(|(n, _)| d < n) {
+                    nearest = Some((d, off < s.last_offset));
+                }
+                if s.last_used < oldest.1 {
+                    oldest = (i, s.last_used);
+                }
                 continue;
             };
+            // A match: `nearest` and `oldest` are not needed any more.
             if best.is_none_or(|(c, _)| class < c) {
                 best = Some((class, i));
                 if class == 0 {
@@ -131,13 +151,13 @@ impl Sequentiality {
                 self.counts[3] += 1;
                 self.by_op[op][1] += 1;
                 // The stride from the nearest stream, so that a strided pattern interleaved
-                // with others is recognised from its third request.
-                let stride = streams
-                    .iter()
-                    .map(|s| off as i128 - s.last_offset as i128)
-                    .filter(|d| *d != 0 && d.unsigned_abs() <= u128::from(MAX_STRIDE_BYTES))
-                    .min_by_key(|d| d.unsigned_abs())
-                    .unwrap_or(0) as i64;
+                // with others is recognised from its third request. (At most
+                // `MAX_STRIDE_BYTES`, so it fits an i64.)
+                let stride = match nearest {
+                    Some((d, true)) => -(d as i64),
+                    Some((d, false)) => d as i64,
+                    None => 0,
+                };
                 let new = Stream {
                     last_offset: off,
                     end: e.end_bytes(),
@@ -149,11 +169,7 @@ impl Sequentiality {
                 if streams.len() < STREAMS_PER_DEVICE {
                     streams.push(new);
                 } else {
-                    let (i, _) = streams
-                        .iter()
-                        .enumerate()
-                        .min_by_key(|(_, s)| s.last_used)
-                        .unwrap_or((0, &new));
+                    let i = oldest.0;
                     let old = std::mem::replace(&mut streams[i], new);
                     if old.requests >= 2 {
                         self.runs += 1;
@@ -200,6 +216,36 @@ impl Sequentiality {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stride_test_agrees_with_exact_arithmetic() {
+        let values = [
+            0,
+            1,
+            4096,
+            1 << 40,
+            i64::MAX as u64,
+            1 << 63,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        let strides = [1, -1, 4096, -4096, i64::MAX, i64::MIN, i64::MIN + 1];
+        for &off in &values {
+            for &last in &values {
+                for stride in strides
+                    .into_iter()
+                    .chain([off.wrapping_sub(last) as i64, last.wrapping_sub(off) as i64])
+                {
+                    let exact = stride != 0 && off as i128 - last as i128 == i128::from(stride);
+                    assert_eq!(
+                        stride != 0 && repeats_stride(off, last, stride),
+                        exact,
+                        "{off} {last} {stride}"
+                    );
+                }
+            }
+        }
+    }
 
     fn ev(offset_bytes: u64, len_bytes: u32) -> IoEvent {
         IoEvent {

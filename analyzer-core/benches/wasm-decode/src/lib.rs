@@ -57,25 +57,32 @@ pub fn decode() -> f64 {
     })
 }
 
-/// Decodes the prepared trace and runs what the web app's worker runs per event while loading
-/// (`stat` and the workload analysis with its defaults); returns the events analysed.
+/// Decodes the kept trace and runs what the web app's worker runs while loading: the load job
+/// (`job::load`: `stat` and the workload analysis with their defaults, events handed over in
+/// batches); returns the events analysed.
 #[wasm_bindgen]
 pub fn analyze() -> f64 {
-    use analyzer_core::analysis::{Analysis, AnalysisConfig};
-    use analyzer_core::stat::Stat;
+    use analyzer_core::job::load::{Load, LoadRequest};
+    use analyzer_core::job::Job;
     TRACE.with(|t| {
         let bytes = t.borrow();
+        let Ok(mut job) = Load::new(LoadRequest::new()) else {
+            return f64::NAN;
+        };
+        job.begin_pass(0);
         let mut decoder = NativeDecoder::new();
-        let mut stat = Stat::new();
-        let mut analysis = Analysis::new(AnalysisConfig::default());
         let mut n = 0u64;
         feed(&bytes, &mut decoder, |e| {
-            stat.observe(e);
-            analysis.observe(e);
+            job.observe(e);
             n += 1;
         });
-        let report = analysis.finish(decoder.header(), decoder.diagnostics());
-        std::hint::black_box(report);
+        if job
+            .end_pass(decoder.header(), decoder.diagnostics())
+            .is_err()
+        {
+            return f64::NAN;
+        }
+        std::hint::black_box(job.finish().ok());
         n as f64
     })
 }
