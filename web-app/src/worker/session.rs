@@ -127,8 +127,8 @@ impl Session {
 
     /// The load over time of the events analysed so far (`None` for an events-only session or
     /// before the first event).
-    pub fn timeline_so_far(&self) -> Option<TimelineReport> {
-        self.load.as_ref()?.timeline_so_far()
+    pub fn timeline_so_far(&mut self) -> Option<TimelineReport> {
+        self.load.as_mut()?.timeline_so_far()
     }
 
     /// Pushes the next chunk of the file.
