@@ -439,41 +439,40 @@ mod tests {
         #[test]
         fn sparse_keys_and_removals_match_naive(ops in proptest::collection::vec(
             (0u64..64, 0u64..6, 0u8..4), 0..5000)) {
-            let mut s = StackDistance::new();
-            let mut stack: Vec<u64> = Vec::new();
-            for (hi, lo, action) in ops {
-                let k = crate::hash::mix64(hi) ^ lo;
-                if action == 0 {
-                    let was = stack.iter().position(|&x| x == k);
-                    if let Some(i) = was { stack.remove(i); }
-                    prop_assert_eq!(s.remove(k), was.is_some());
-                } else {
-                    let d = stack.iter().position(|&x| x == k);
-                    if let Some(i) = d { stack.remove(i); }
-                    stack.insert(0, k);
-                    prop_assert_eq!(s.access(k), d.map(|i| i as u64 + 1));
-                }
-                prop_assert_eq!(s.len(), stack.len());
-            }
+            let ops: Vec<_> = ops
+                .into_iter()
+                .map(|(hi, lo, action)| (crate::hash::mix64(hi) ^ lo, action == 0))
+                .collect();
+            removals_match_naive(&ops)?;
         }
 
         #[test]
         fn removal_matches_naive(ops in proptest::collection::vec((0u64..200, any::<bool>()), 0..5000)) {
-            let mut s = StackDistance::new();
-            let mut stack: Vec<u64> = Vec::new();
-            for (k, remove) in ops {
-                if remove && k % 3 == 0 {
-                    let was = stack.iter().position(|&x| x == k);
-                    if let Some(i) = was { stack.remove(i); }
-                    prop_assert_eq!(s.remove(k), was.is_some());
-                } else {
-                    let d = stack.iter().position(|&x| x == k);
-                    if let Some(i) = d { stack.remove(i); }
-                    stack.insert(0, k);
-                    prop_assert_eq!(s.access(k), d.map(|i| i as u64 + 1));
-                }
-                prop_assert_eq!(s.len(), stack.len());
-            }
+            let ops: Vec<_> = ops.into_iter().map(|(k, remove)| (k, remove && k % 3 == 0)).collect();
+            removals_match_naive(&ops)?;
         }
+    }
+
+    /// Accesses (`false`) and removals (`true`) against a naive stack: every distance, every
+    /// removal's answer and the length after each step.
+    fn removals_match_naive(
+        ops: &[(u64, bool)],
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut s = StackDistance::new();
+        let mut stack: Vec<u64> = Vec::new();
+        for &(k, remove) in ops {
+            let at = stack.iter().position(|&x| x == k);
+            if let Some(i) = at {
+                stack.remove(i);
+            }
+            if remove {
+                prop_assert_eq!(s.remove(k), at.is_some());
+            } else {
+                stack.insert(0, k);
+                prop_assert_eq!(s.access(k), at.map(|i| i as u64 + 1));
+            }
+            prop_assert_eq!(s.len(), stack.len());
+        }
+        Ok(())
     }
 }
