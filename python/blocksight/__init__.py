@@ -200,9 +200,11 @@ def simulate(
     **options: Any,
 ) -> dict:
     """An SSD cache (or a grid: ``policy="lru,arc"``, ``cache_size="1%,10%"``) over the trace:
-    ``blocksight simulate --json`` (``runs[]``, one per cell). With ``preset="bcache-kernel"``
-    or ``"dm-cache-smq"``, the kernel's own cache model instead, as ``simulate --preset ...
-    --json`` prints it (``model``, ``request``, ``result``); its settings are the CLI's flags in
+    ``blocksight simulate --json`` (``runs[]``, one per cell). With ``preset="dm-cache"`` or
+    ``"bcache"`` (also named ``"dm-cache-smq"``, ``"bcache-kernel"``), the kernel's own cache
+    model instead, as ``simulate --preset ... --json`` prints it (``model``, ``request``,
+    ``footprint`` for a size given as a percentage, ``result``); the generic approximations are
+    ``"dm-cache-approx"`` and ``"bcache-approx"``. Its settings are the CLI's flags in
     snake_case (``seq_cutoff``, ``bucket_size``, ``qd``, ``cache_write_latency``, ``origin_size``, ``created_before``,
     ``bio_latency``, ``migration_time``; ``line_size`` is dm-cache's block size)."""
     return _run(

@@ -12,7 +12,9 @@ use analyzer_core::job::load::{Load, LoadRequest, DEFAULT_DEVICE_ROWS};
 use analyzer_core::job::mrc::{Mrc, MrcRequest, Sizes};
 use analyzer_core::job::predict::md::{MdMembers, MdRequest};
 use analyzer_core::job::predict::{ArrayParams, Predict, PredictRequest};
-use analyzer_core::job::simulate::model::{KernelModel, Model, ModelRequest};
+use analyzer_core::job::simulate::model::{
+    refuse_generic_settings, KernelModel, Model, ModelRequest,
+};
 use analyzer_core::job::simulate::{Simulate, SimulateRequest};
 use analyzer_core::job::{parse_duration, CacheParams, CacheSize, Job};
 use analyzer_core::merge::{hash_slice, Mergeable, Split};
@@ -148,7 +150,8 @@ fn simulate_request(o: &Options) -> anyhow::Result<SimulateRequest> {
     })
 }
 
-/// The kernel model a `simulate` call names (`preset="bcache-kernel"`, or a whole
+/// The kernel model a `simulate` call names (`preset="bcache"`, `"bcache-kernel"`,
+/// `"dm-cache"`, `"dm-cache-smq"`, or a whole
 /// `ModelRequest` given as `request`), if it names one.
 fn kernel_model(o: &Options) -> anyhow::Result<Option<KernelModel>> {
     if let Some(r) = o.get("request").filter(|r| r.get("model").is_some()) {
@@ -173,7 +176,12 @@ fn model_request(o: &Options, model: KernelModel) -> anyhow::Result<ModelRequest
         return Ok(r);
     }
     let size_text =
-        text(o, "cache_size")?.context("a kernel model needs cache_size (like 2GiB)")?;
+        text(o, "cache_size")?.context("a kernel model needs cache_size (like 2GiB or 10%)")?;
+    let generic: Vec<&str> = ["policy", "admission", "warmup", "time_bins"]
+        .into_iter()
+        .filter(|k| o.get(*k).is_some_and(|v| !v.is_null()))
+        .collect();
+    refuse_generic_settings(model, &generic)?;
     Ok(ModelRequest {
         cache_size: CacheSize::parse(size_text).context("cache_size")?,
         mode: text(o, "mode")?.map(str::to_string),

@@ -81,6 +81,18 @@ def test_kernel_cache_models_equal_cli(sample, cli):
         blocksight.simulate(sample, preset="bcache-kernel", cache_size="512MiB", origin_size="1GiB")
 
 
+def test_product_names_select_the_kernel_models(sample, cli):
+    # Issue 10: "dm-cache" is the product model, as on the CLI; a share of the footprint works.
+    smq = blocksight.simulate(sample, preset="dm-cache", cache_size="10%", mode="wt")
+    assert smq == cli("simulate", sample, "--preset", "dm-cache", "--cache-size", "10%", "--mode", "wt", "--json")
+    assert smq["model"] == "dm-cache-smq" and smq["footprint"]["exact"]
+    # The generic simulator's settings are refused, naming the approximation.
+    with pytest.raises(ValueError, match="dm-cache-approx"):
+        blocksight.simulate(sample, preset="dm-cache", cache_size="64MiB", policy="lru")
+    approx = blocksight.simulate(sample, preset="bcache-approx", cache_size="64MiB")
+    assert approx["runs"][0]["preset"] == "bcache-approx"
+
+
 def test_md_members_equals_cli(sample, cli):
     result = blocksight.predict(sample, md_members=True, layout="raid6", disks=6, chunk="64KiB", qd=8, stripe_cache_size=512)
     expected = cli("predict", sample, "--md-members", "--layout", "raid6", "--disks", "6", "--chunk", "64KiB", "--qd", "8", "--stripe-cache-size", "512", "--json")

@@ -259,8 +259,8 @@ test('the cache view simulates product presets and admission rules, hits and fil
     el.value = '300';
     el.dispatchEvent(new Event('input', { bubbles: true }));
   });
-  await page.locator('[data-testid=cache-preset]').selectOption('bcache');
-  assert.match(page.url(), /cpreset=bcache/);
+  await page.locator('[data-testid=cache-preset]').selectOption('bcache-approx');
+  assert.match(page.url(), /cpreset=bcache-approx/);
   assert.match(await page.locator('[data-testid=cache-preset-info]').innerText(), /sequential_cutoff 4\.0M/);
   assert.equal(await page.locator('[data-testid=cache-policy]').inputValue(), 'lru');
   assert.equal(await page.locator('[data-testid=cache-line]').inputValue(), '4096');
@@ -269,7 +269,7 @@ test('the cache view simulates product presets and admission rules, hits and fil
   assert.match(page.url(), /cadm=nhit:3/);
   await simDone();
   const size = await value('cache-size-value');
-  const sim = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--preset', 'bcache', '--admission', 'nhit:3',
+  const sim = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--preset', 'bcache-approx', '--admission', 'nhit:3',
     '--cache-size', String(size)])).runs[0];
   const w = sim.result.whole;
   assert.equal(await value('sim-hit'), w.ratios.line_hit_ratio);
@@ -301,27 +301,28 @@ test('the cache view simulates product presets and admission rules, hits and fil
   assert.equal(num(total[5]), sum('fills'));
   await chart.getByRole('button', { name: 'Show as chart' }).click();
 
-  // Another preset: dm-cache (slru, 64 KiB lines, write-back, smq); the link reproduces it.
-  await page.locator('[data-testid=cache-preset]').selectOption('dm-cache');
+  // Another preset: dm-cache-approx (slru, 64 KiB lines, write-back, smq admission); the link
+  // reproduces it.
+  await page.locator('[data-testid=cache-preset]').selectOption('dm-cache-approx');
   assert.doesNotMatch(page.url(), /cadm=/);
   await simDone();
-  const dm = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--preset', 'dm-cache',
+  const dm = JSON.parse(run(['simulate', '--json', '-q', SAMPLE, '--preset', 'dm-cache-approx',
     '--cache-size', String(await value('cache-size-value'))])).runs[0];
   assert.equal(await value('sim-hit'), dm.result.whole.ratios.line_hit_ratio);
   assert.equal(await value('sim-backend-writes'), dm.result.whole.counts.backend.write_ops);
-  console.log(`cache worker: dm-cache, ${await value('cache-sim-time')} ms`);
+  console.log(`cache worker: dm-cache-approx, ${await value('cache-sim-time')} ms`);
   const again = await browser.context.newPage();
   await again.goto(page.url());
   await waitReady(again);
   await again.locator('[data-testid=sim-hit]').waitFor({ timeout: 180_000 });
-  assert.equal(await again.locator('[data-testid=cache-preset]').inputValue(), 'dm-cache');
+  assert.equal(await again.locator('[data-testid=cache-preset]').inputValue(), 'dm-cache-approx');
   assert.equal(await again.locator('[data-testid=sim-hit]').getAttribute('data-value'), String(dm.result.whole.ratios.line_hit_ratio));
   await again.close();
 
   // Back to bcache + seqcut:1MiB, then brush a window on the Hot data view: the simulation
   // covers only that window. The CLI has no time filter, so its input is the trace exported as
   // CSV with only the window's rows (times relative to the first request, as the worker cuts).
-  await page.locator('[data-testid=cache-preset]').selectOption('bcache');
+  await page.locator('[data-testid=cache-preset]').selectOption('bcache-approx');
   await page.locator('[data-testid=cache-admission]').selectOption('seqcut');
   await change('cache-seqcut', '1MiB');
   assert.match(page.url(), /cadm=seqcut:1048576/);
@@ -353,7 +354,7 @@ test('the cache view simulates product presets and admission rules, hits and fil
   assert.ok(kept.length > 0 && kept.length < lines.length - 1);
   const windowCsv = join(WORK, 'cache-window-only.csv');
   writeFileSync(windowCsv, [lines[0], ...kept].join('\n') + '\n');
-  const ws = JSON.parse(run(['simulate', '--json', '-q', windowCsv, '--preset', 'bcache', '--admission', 'seqcut:1MiB',
+  const ws = JSON.parse(run(['simulate', '--json', '-q', windowCsv, '--preset', 'bcache-approx', '--admission', 'seqcut:1MiB',
     '--cache-size', String(await value('cache-size-value'))])).runs[0];
   const scopedHit = await value('sim-hit');
   assert.equal(scopedHit, ws.result.whole.ratios.line_hit_ratio);

@@ -5,7 +5,7 @@
 // issue 12 the first answer's curves are a quick sample, refined in the background: it also
 // waits for the refinement and prints its time (the bundle before that prints null).
 //   node cache-bench.mjs [FILE] [SIZE_BYTES]     default: the bundled sample, 256 MiB
-//   PRESETS=none,dm-cache node cache-bench.mjs   only these presets (default: all)
+//   PRESETS=none,dm-cache-approx node cache-bench.mjs   only these presets (default: all)
 import { spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,7 @@ const root = resolve(here, '..', '..');
 const file = process.argv[2] ?? join(root, 'tests/data/sample/pgbench.tracefs.txt.zst');
 const size = Number(process.argv[3] ?? 256 << 20);
 const bin = process.env.BLOCKSIGHT_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'release', 'blocksight');
-const presets = (process.env.PRESETS?.split(',') ?? ['none', 'dm-cache', 'bcache', 'opencas', 'opencas-nhit', 'cachecade1', 'cachecade2'])
+const presets = (process.env.PRESETS?.split(',') ?? ['none', 'dm-cache-approx', 'bcache-approx', 'opencas', 'opencas-nhit', 'cachecade1', 'cachecade2'])
   .map((p) => (p === 'none' ? '' : p));
 
 const server = spawn(bin, ['serve', '--port', '0', file], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -1011,10 +1011,14 @@ pub fn stats_text(r: &BcacheResult) -> String {
 
 /// The `--preset` name of this model.
 pub const MODEL_NAME: &str = "bcache-kernel";
+/// The product's own name, which selects this model wherever one runs (`simulate`); the
+/// generic approximation is `bcache-approx` ([`crate::cache::Preset`]).
+pub const PRODUCT_NAME: &str = "bcache";
 
-/// Whether `name` selects this model.
+/// Whether `name` selects this model (`bcache-kernel` or `bcache`, any case).
 pub fn is_model_name(name: &str) -> bool {
-    name.trim().eq_ignore_ascii_case(MODEL_NAME)
+    let n = name.trim();
+    n.eq_ignore_ascii_case(MODEL_NAME) || n.eq_ignore_ascii_case(PRODUCT_NAME)
 }
 
 #[cfg(test)]

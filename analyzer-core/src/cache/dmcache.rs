@@ -119,12 +119,16 @@ pub const DEFAULT_BIO_LATENCY_NANOS: u64 = 1_000_000;
 
 /// The `--preset` name of this model.
 pub const MODEL_NAME: &str = "dm-cache-smq";
+/// The product's own name, which selects this model wherever one runs (`simulate`); the
+/// generic approximation is `dm-cache-approx` ([`crate::cache::Preset`]).
+pub const PRODUCT_NAME: &str = "dm-cache";
 /// lvmcache's default chunk size (lvmcache(7)); dm-cache itself has no default.
 pub const DEFAULT_BLOCK_BYTES: u64 = 64 * 1024;
 
-/// Whether `name` selects this model (`dm-cache-smq`, any case, `_` for `-`).
+/// Whether `name` selects this model (`dm-cache-smq` or `dm-cache`, any case, `_` for `-`).
 pub fn is_model_name(name: &str) -> bool {
-    name.trim().to_ascii_lowercase().replace('_', "-") == MODEL_NAME
+    let n = name.trim().to_ascii_lowercase().replace('_', "-");
+    n == MODEL_NAME || n == PRODUCT_NAME
 }
 
 impl DmCacheMode {

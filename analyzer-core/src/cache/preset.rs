@@ -33,8 +33,8 @@ const MIB: u64 = 1024 * 1024;
 impl Preset {
     pub const ALL: [Preset; 6] = [
         Preset {
-            name: "dm-cache",
-            title: "Linux dm-cache / lvmcache with the smq policy",
+            name: "dm-cache-approx",
+            title: "Linux dm-cache / lvmcache with smq, approximated (the product model is simulate --preset dm-cache)",
             policy: PolicyKind::Slru,
             line_bytes: 64 * KIB,
             mode: WriteMode::WriteBack,
@@ -48,8 +48,8 @@ impl Preset {
             assumptions: "smq's multiqueue of 64 levels is approximated by a 4-segment SLRU; its hotspot queue by 16-line regions whose decayed access count must reach 4 before a missed block is promoted once the cache is full; free cache blocks are used first.",
         },
         Preset {
-            name: "bcache",
-            title: "Linux bcache (default settings)",
+            name: "bcache-approx",
+            title: "Linux bcache with default settings, approximated (the product model is simulate --preset bcache)",
             policy: PolicyKind::Lru,
             line_bytes: 4 * KIB,
             mode: WriteMode::WriteThrough,
@@ -116,11 +116,22 @@ impl Preset {
         },
     ];
 
+    /// The preset `name` selects. The product names `dm-cache` and `bcache` select the
+    /// approximations here: where a product model can run (`simulate`, Python's `simulate`), its
+    /// host asks [`crate::job::simulate::model::KernelModel::from_preset`] first, so these names
+    /// reach this function only from the jobs that need a generic cache (the array replay's
+    /// cache tier, the web app's Cache view and its curves), whose stated assumptions then name
+    /// the approximation.
     pub fn from_name(name: &str) -> Option<Preset> {
-        let n = name.trim().to_ascii_lowercase();
+        let n = name.trim().to_ascii_lowercase().replace('_', "-");
+        let n = match n.as_str() {
+            "dm-cache" | "dmcache" => "dm-cache-approx",
+            "bcache" => "bcache-approx",
+            other => other,
+        };
         Preset::ALL
             .into_iter()
-            .find(|p| p.name == n || p.name.replace('-', "") == n.replace(['-', '_'], ""))
+            .find(|p| p.name == n || p.name.replace('-', "") == n.replace('-', ""))
     }
 
     /// The preset's configuration for a cache of `capacity_lines` lines of the preset's size.
@@ -230,6 +241,15 @@ mod tests {
         assert_eq!(
             Preset::from_name("OpenCAS").map(|p| p.name),
             Some("opencas")
+        );
+        // The product names reach the approximations only where no product model runs.
+        assert_eq!(
+            Preset::from_name("dm-cache").map(|p| p.name),
+            Some("dm-cache-approx")
+        );
+        assert_eq!(
+            Preset::from_name("BCACHE").map(|p| p.name),
+            Some("bcache-approx")
         );
     }
 }

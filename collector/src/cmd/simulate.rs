@@ -5,7 +5,9 @@ use std::io::Write;
 
 use analyzer_core::cache::sim::Summary;
 use analyzer_core::cache::{Preset, WriteMode};
-use analyzer_core::job::simulate::model::{KernelModel, Model, ModelRequest};
+use analyzer_core::job::simulate::model::{
+    refuse_generic_settings, KernelModel, Model, ModelRequest,
+};
 use analyzer_core::job::simulate::{SimRun, Simulate, SimulateRequest, SimulateResult};
 use analyzer_core::job::{parse_duration, CacheParams, CacheSize};
 use analyzer_core::units::{bytes, count, duration, parse_size, percent, plural};
@@ -37,10 +39,11 @@ pub struct Args {
     /// seqcut:SIZE (bypass sequential streams of SIZE or more). Default always, or the preset's.
     #[arg(long, value_name = "RULE")]
     pub admission: Option<String>,
-    /// A product model: dm-cache-smq and bcache-kernel (the kernels' dm-cache/smq and bcache,
-    /// docs/cache.md), dm-cache, bcache,
-    /// opencas, opencas-nhit, cachecade1, cachecade2
-    /// (docs/cache.md lists their sources and assumptions). Other flags override its settings.
+    /// A product: dm-cache and bcache run the models of the kernels' own caches (Linux 6.1
+    /// dm-cache with smq, bcache; also named dm-cache-smq and bcache-kernel; docs/cache.md);
+    /// dm-cache-approx, bcache-approx, opencas, opencas-nhit, cachecade1, cachecade2 are generic
+    /// presets (docs/cache.md lists their sources and assumptions; other flags override their
+    /// settings).
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
     /// dm-cache-smq: size of the origin device (default: the highest byte the trace touches).
@@ -384,9 +387,21 @@ fn duration_arg(value: &Option<String>, flag: &str) -> anyhow::Result<Option<u64
         .transpose()
 }
 
-/// The request for a kernel model (`--preset bcache-kernel|dm-cache-smq`): the flags as given;
-/// the job decides every default and refuses the other model's settings.
+/// The request for a kernel model (`--preset dm-cache|bcache`, or `dm-cache-smq|bcache-kernel`):
+/// the flags as given; the job decides every default and refuses the generic simulator's
+/// settings and the other model's.
 pub fn model_request(args: &Args, model: KernelModel) -> anyhow::Result<ModelRequest> {
+    let generic: Vec<&str> = [
+        ("--policy", args.policy.is_some()),
+        ("--admission", args.admission.is_some()),
+        ("--warmup", args.warmup.is_some()),
+        ("--threads", args.threads.is_some()),
+        ("several --cache-size values", args.cache_size.contains(',')),
+    ]
+    .into_iter()
+    .filter_map(|(flag, given)| given.then_some(flag))
+    .collect();
+    refuse_generic_settings(model, &generic)?;
     let line = size_arg(&args.line_size, "--line-size")?;
     Ok(ModelRequest {
         cache_size: CacheSize::parse(&args.cache_size).context("--cache-size")?,
@@ -412,7 +427,7 @@ pub fn model_request(args: &Args, model: KernelModel) -> anyhow::Result<ModelReq
     })
 }
 
-/// `--preset bcache-kernel|dm-cache-smq`: runs the model's job (`job::simulate::model`) and
+/// `--preset dm-cache|bcache` (or `dm-cache-smq|bcache-kernel`): runs the model's job (`job::simulate::model`) and
 /// prints its result: the JSON as it is, or the counters as the kernel names them.
 fn run_model(args: &Args, model: KernelModel) -> anyhow::Result<()> {
     let job = Model::new(model_request(args, model)?)
@@ -424,7 +439,7 @@ fn run_model(args: &Args, model: KernelModel) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut out, &result)?;
         writeln!(out)?;
     } else {
-        write!(out, "{}", result.output.text())?;
+        write!(out, "{}", result.text())?;
     }
     Ok(())
 }

@@ -5,14 +5,22 @@
 //! settings and its own counters, so it has its own request and result; the defaults of every
 //! setting a host leaves out, and the parsing of its names, are here.
 //!
+//! The product names select these models too (`--preset dm-cache`, `--preset bcache`): a user
+//! who asks what dm-cache would do gets the model of dm-cache, not the generic approximation
+//! (`dm-cache-approx`, `bcache-approx` in [`crate::cache::Preset`]), which over-predicts the
+//! kernel's hit ratios by 7–18 points on the lab's bios (docs/validation.md).
+//!
 //! dm-cache needs the origin's size (it sets smq's hotspot geometry); when the request does not
-//! give it, a first pass finds the highest byte the trace touches.
+//! give it, a first pass finds the highest byte the trace touches. A cache size given as a share
+//! of the footprint is resolved in the same first pass: dm-cache's footprint is counted in its
+//! cache blocks, bcache's in 4 KiB blocks (what it caches is extents of sectors; 4 KiB is the
+//! page a bio carries).
 
 use serde::{Deserialize, Serialize};
 
 use crate::cache::bcache::{self, BcacheConfig, BcacheMode, BcacheModel, BcacheResult};
 use crate::cache::dmcache::{self, DmCacheConfig, DmCacheMode, DmCacheModel, DmCacheResult};
-use crate::job::{CacheSize, Job, JobError, WindowFilter, WindowNanos};
+use crate::job::{CacheSize, Job, JobError, LineFootprint, WindowFilter, WindowNanos};
 use crate::{Diagnostics, IoEvent, TraceHeader};
 
 /// Which kernel cache.
@@ -35,7 +43,8 @@ impl KernelModel {
         }
     }
 
-    /// The model a preset name selects, if it selects one (the generic presets do not).
+    /// The model a preset name selects, if it selects one: its own name or the product's
+    /// (`dm-cache`, `bcache`); the generic presets select none.
     pub fn from_preset(name: &str) -> Option<KernelModel> {
         if bcache::is_model_name(name) {
             Some(KernelModel::Bcache)
@@ -94,6 +103,37 @@ pub struct ModelRequest {
     pub migration_nanos: Option<u64>,
 }
 
+/// The generic simulator's settings, which a kernel model does not take: it has its own
+/// policy and admission, counts from the cache's creation as the kernel does, and simulates one
+/// cache. `given` names the ones a host received (its own spelling, e.g. `--policy`); any is an
+/// error that says where they do apply.
+pub fn refuse_generic_settings(model: KernelModel, given: &[&str]) -> Result<(), JobError> {
+    if given.is_empty() {
+        return Ok(());
+    }
+    let approx = match model {
+        KernelModel::Bcache => "bcache-approx",
+        KernelModel::DmCacheSmq => "dm-cache-approx",
+    };
+    Err(JobError::invalid(
+        format!("preset {}", model.name()),
+        format!(
+            "is the kernel's own model (one cache, its own policy and admission, counted from \
+             creation as the kernel counts) and has no {}; the generic approximation \
+             --preset {approx} takes them",
+            given.join(", ")
+        ),
+    ))
+}
+
+/// The footprint unit of a model's cache size given as a percentage.
+fn footprint_unit_bytes(request: &ModelRequest) -> u64 {
+    match request.model {
+        KernelModel::Bcache => 4096,
+        KernelModel::DmCacheSmq => request.block_bytes(),
+    }
+}
+
 impl ModelRequest {
     /// The model with every setting at its default.
     pub fn new(model: KernelModel, cache_size: CacheSize) -> ModelRequest {
@@ -114,14 +154,50 @@ impl ModelRequest {
         }
     }
 
-    fn cache_bytes(&self) -> Result<u64, JobError> {
+    /// The cache's bytes: the size given, or its share of `footprint_units` units of
+    /// [`footprint_unit_bytes`] (whole units, at least one).
+    fn cache_bytes(&self, footprint_units: Option<u64>) -> Result<u64, JobError> {
+        let unit = footprint_unit_bytes(self);
         match self.cache_size {
             CacheSize::Bytes(b) => Ok(b),
-            CacheSize::FootprintPercent(_) => Err(JobError::invalid(
-                format!("preset {}", self.model.name()),
-                "takes the cache size as a size, not a percentage",
-            )),
+            CacheSize::FootprintPercent(_) => {
+                Ok(self.cache_size.lines(unit, footprint_units)? * unit)
+            }
         }
+    }
+
+    /// The names a first pass cannot change, checked before it runs.
+    fn check_names(&self) -> Result<(), JobError> {
+        match self.model {
+            KernelModel::Bcache => self.bcache_mode().map(drop),
+            KernelModel::DmCacheSmq => self.dm_cache_mode().map(drop),
+        }
+    }
+
+    fn bcache_mode(&self) -> Result<Option<BcacheMode>, JobError> {
+        self.mode
+            .as_ref()
+            .map(|m| {
+                BcacheMode::from_name(m).ok_or_else(|| JobError::UnknownName {
+                    what: "bcache mode",
+                    name: m.clone(),
+                    expected: "wt, wb, wa, none".into(),
+                })
+            })
+            .transpose()
+    }
+
+    fn dm_cache_mode(&self) -> Result<Option<DmCacheMode>, JobError> {
+        self.mode
+            .as_ref()
+            .map(|m| {
+                DmCacheMode::from_name(m).ok_or_else(|| JobError::UnknownName {
+                    what: "dm-cache mode",
+                    name: m.clone(),
+                    expected: "wb, wt".into(),
+                })
+            })
+            .transpose()
     }
 
     /// The settings given that the model does not have.
@@ -156,15 +232,11 @@ impl ModelRequest {
             .collect()
     }
 
-    /// bcache's configuration, checked.
-    pub fn bcache_config(&self) -> Result<BcacheConfig, JobError> {
-        let mut c = BcacheConfig::new(self.cache_bytes()?);
-        if let Some(m) = &self.mode {
-            c.mode = BcacheMode::from_name(m).ok_or_else(|| JobError::UnknownName {
-                what: "bcache mode",
-                name: m.clone(),
-                expected: "wt, wb, wa, none".into(),
-            })?;
+    /// bcache's configuration for a cache of `cache_bytes`, checked.
+    pub fn bcache_config(&self, cache_bytes: u64) -> Result<BcacheConfig, JobError> {
+        let mut c = BcacheConfig::new(cache_bytes);
+        if let Some(m) = self.bcache_mode()? {
+            c.mode = m;
         }
         if let Some(b) = self.sequential_cutoff_bytes {
             c.sequential_cutoff_bytes = b;
@@ -178,15 +250,16 @@ impl ModelRequest {
         Ok(c)
     }
 
-    /// dm-cache's configuration for an origin of `origin_bytes`, checked.
-    pub fn dm_cache_config(&self, origin_bytes: u64) -> Result<DmCacheConfig, JobError> {
-        let mut c = DmCacheConfig::new(self.block_bytes(), self.cache_bytes()?, origin_bytes);
-        if let Some(m) = &self.mode {
-            c.mode = DmCacheMode::from_name(m).ok_or_else(|| JobError::UnknownName {
-                what: "dm-cache mode",
-                name: m.clone(),
-                expected: "wb, wt".into(),
-            })?;
+    /// dm-cache's configuration for a cache of `cache_bytes` and an origin of `origin_bytes`,
+    /// checked.
+    pub fn dm_cache_config(
+        &self,
+        cache_bytes: u64,
+        origin_bytes: u64,
+    ) -> Result<DmCacheConfig, JobError> {
+        let mut c = DmCacheConfig::new(self.block_bytes(), cache_bytes, origin_bytes);
+        if let Some(m) = self.dm_cache_mode()? {
+            c.mode = m;
         }
         if let Some(t) = self.created_before_nanos {
             c.created_before_nanos = t;
@@ -231,13 +304,52 @@ impl ModelOutput {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelResult {
     pub request: ModelRequest,
+    /// The footprint a cache size given as a percentage was taken of, in bytes (whole units of
+    /// the model's block), and whether it was counted exactly (large traces are sampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint: Option<ModelFootprint>,
     #[serde(flatten)]
     pub output: ModelOutput,
 }
 
+impl ModelResult {
+    /// The counters as the kernel prints them, after the footprint a percentage was taken of.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        if let Some(f) = self.footprint {
+            out.push_str(&format!(
+                "footprint       {} ({} of {}){}; cache {} of it\n",
+                crate::units::bytes(f.bytes),
+                f.bytes / f.unit_bytes.max(1),
+                crate::units::bytes(f.unit_bytes),
+                if f.exact {
+                    ""
+                } else {
+                    ", estimated by sampling"
+                },
+                self.request.cache_size.label(),
+            ));
+        }
+        out.push_str(&self.output.text());
+        out
+    }
+}
+
+/// See [`ModelResult::footprint`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelFootprint {
+    pub bytes: u64,
+    pub unit_bytes: u64,
+    pub exact: bool,
+}
+
 enum Running {
-    /// dm-cache's first pass: the highest byte touched.
-    Origin(u64),
+    /// The first pass: the highest byte touched (dm-cache's origin) and, for a size given as a
+    /// percentage, the footprint.
+    First {
+        end_bytes: u64,
+        footprint: Option<Box<LineFootprint>>,
+    },
     Bcache(Box<BcacheModel>),
     DmCache(Box<DmCacheModel>),
 }
@@ -248,6 +360,7 @@ pub struct Model {
     window: WindowFilter,
     running: Running,
     passes: usize,
+    footprint: Option<ModelFootprint>,
 }
 
 impl Model {
@@ -259,33 +372,64 @@ impl Model {
                 format!("has no setting {}", foreign.join(", ")),
             ));
         }
-        let (running, passes) = match request.model {
-            KernelModel::Bcache => {
-                let m = BcacheModel::new(&request.bcache_config()?).map_err(JobError::Bcache)?;
-                (Running::Bcache(Box::new(m)), 1)
-            }
-            KernelModel::DmCacheSmq => match request.origin_bytes {
-                Some(origin) => (dm_cache(&request, origin)?, 1),
-                None => {
-                    // Check everything the first pass does not decide before it runs.
-                    request.cache_bytes()?;
-                    (Running::Origin(0), 2)
-                }
-            },
+        let percent = request.cache_size.needs_footprint();
+        let needs_origin =
+            request.model == KernelModel::DmCacheSmq && request.origin_bytes.is_none();
+        let (running, passes) = if percent || needs_origin {
+            // Check everything the first pass does not decide before it runs.
+            request.check_names()?;
+            let footprint =
+                percent.then(|| Box::new(LineFootprint::new(footprint_unit_bytes(&request))));
+            (
+                Running::First {
+                    end_bytes: 0,
+                    footprint,
+                },
+                2,
+            )
+        } else {
+            let cache_bytes = request.cache_bytes(None)?;
+            (
+                model(&request, cache_bytes, request.origin_bytes.unwrap_or(0))?,
+                1,
+            )
         };
         Ok(Model {
             window: WindowFilter::new(request.window_nanos),
             request,
             running,
             passes,
+            footprint: None,
         })
     }
 }
 
-fn dm_cache(request: &ModelRequest, origin_bytes: u64) -> Result<Running, JobError> {
-    let m =
-        DmCacheModel::new(&request.dm_cache_config(origin_bytes)?).map_err(JobError::DmCache)?;
-    Ok(Running::DmCache(Box::new(m)))
+/// dm-cache's origin when the request does not give it: the device's size when the trace
+/// records it (`blocksight record` does) for its only device, else the highest byte the trace
+/// touches, rounded up to a cache block. The size matters beyond the blocks touched: smq's
+/// hotspot blocks are the largest power-of-two multiple of the cache block (up to 16) of which
+/// its hotspot table covers the origin, so 1 GiB and the 1,023 MiB a random job happens to
+/// reach give hotspot blocks of 1 MiB and 512 KiB on a 2,048-block cache.
+fn origin_bytes(header: &TraceHeader, end_bytes: u64, block_bytes: u64) -> u64 {
+    let block = block_bytes.max(1);
+    let touched = end_bytes.div_ceil(block) * block;
+    match header.devices.as_slice() {
+        [only] => only.size_bytes.map_or(touched, |s| s.max(touched)),
+        _ => touched,
+    }
+}
+
+/// The model itself; `origin_bytes` is dm-cache's (bcache has none).
+fn model(request: &ModelRequest, cache_bytes: u64, origin_bytes: u64) -> Result<Running, JobError> {
+    Ok(match request.model {
+        KernelModel::Bcache => Running::Bcache(Box::new(
+            BcacheModel::new(&request.bcache_config(cache_bytes)?).map_err(JobError::Bcache)?,
+        )),
+        KernelModel::DmCacheSmq => Running::DmCache(Box::new(
+            DmCacheModel::new(&request.dm_cache_config(cache_bytes, origin_bytes)?)
+                .map_err(JobError::DmCache)?,
+        )),
+    })
 }
 
 impl Job for Model {
@@ -304,7 +448,15 @@ impl Job for Model {
             return;
         }
         match &mut self.running {
-            Running::Origin(end) => *end = (*end).max(e.end_bytes()),
+            Running::First {
+                end_bytes,
+                footprint,
+            } => {
+                *end_bytes = (*end_bytes).max(e.end_bytes());
+                if let Some(f) = footprint {
+                    f.observe(e);
+                }
+            }
             Running::Bcache(m) => m.observe(e),
             Running::DmCache(m) => m.observe(e),
         }
@@ -312,22 +464,40 @@ impl Job for Model {
 
     fn end_pass(
         &mut self,
-        _header: &TraceHeader,
+        header: &TraceHeader,
         _diagnostics: &Diagnostics,
     ) -> Result<(), JobError> {
-        if let Running::Origin(end) = self.running {
-            let block = self.request.block_bytes().max(1);
-            self.running = dm_cache(&self.request, end.div_ceil(block) * block)?;
+        if let Running::First {
+            end_bytes,
+            footprint,
+        } = &self.running
+        {
+            let units = footprint.as_ref().map(|f| {
+                let (lines, exact) = f.lines();
+                let unit_bytes = footprint_unit_bytes(&self.request);
+                self.footprint = Some(ModelFootprint {
+                    bytes: lines * unit_bytes,
+                    unit_bytes,
+                    exact,
+                });
+                lines
+            });
+            let cache_bytes = self.request.cache_bytes(units)?;
+            let origin = self
+                .request
+                .origin_bytes
+                .unwrap_or_else(|| origin_bytes(header, *end_bytes, self.request.block_bytes()));
+            self.running = model(&self.request, cache_bytes, origin)?;
         }
         Ok(())
     }
 
     fn finish(self) -> Result<ModelResult, JobError> {
         let output = match self.running {
-            Running::Origin(_) => {
+            Running::First { .. } => {
                 return Err(JobError::invalid(
-                    "dm-cache",
-                    "finished before the pass that measures the origin",
+                    self.request.model.name(),
+                    "finished before the pass that measures the trace",
                 ))
             }
             Running::Bcache(m) => ModelOutput::Bcache(m.finish()),
@@ -335,6 +505,7 @@ impl Job for Model {
         };
         Ok(ModelResult {
             request: self.request,
+            footprint: self.footprint,
             output,
         })
     }
@@ -435,12 +606,115 @@ mod tests {
         assert_eq!(back, r);
     }
 
+    /// A share of the footprint runs the model on the size it resolves to, found in a first
+    /// pass (dm-cache's footprint in its blocks, bcache's in 4 KiB blocks).
+    #[test]
+    fn a_percentage_is_the_same_model_on_its_share_of_the_footprint() {
+        let events = trace();
+        for (model, percent, bytes, unit) in [
+            (KernelModel::DmCacheSmq, 25.0, 16 * MIB, 65536),
+            (KernelModel::Bcache, 100.0, 64 * MIB, 4096),
+        ] {
+            let mut by_share = ModelRequest::new(model, CacheSize::FootprintPercent(percent));
+            if model == KernelModel::Bcache {
+                by_share.bucket_bytes = Some(65536);
+            }
+            let job = Model::new(by_share.clone()).expect("job");
+            assert_eq!(job.passes(), 2);
+            let shared = run_events(job, &TraceHeader::default(), &events).expect("runs");
+            assert_eq!(
+                shared.footprint,
+                Some(ModelFootprint {
+                    bytes: 64 * MIB,
+                    unit_bytes: unit,
+                    exact: true
+                })
+            );
+            let sized = ModelRequest {
+                cache_size: CacheSize::Bytes(bytes),
+                ..by_share
+            };
+            let direct = run_events(
+                Model::new(sized).expect("job"),
+                &TraceHeader::default(),
+                &events,
+            )
+            .expect("runs");
+            assert_eq!(shared.output, direct.output, "{model:?}");
+            assert_eq!(direct.footprint, None);
+        }
+    }
+
+    /// The origin is the recorded device's size when the trace has it, not the highest byte
+    /// a random job happened to touch.
+    #[test]
+    fn the_origin_is_the_recorded_device_size_when_known() {
+        let mut header = TraceHeader::default();
+        assert_eq!(origin_bytes(&header, 1000, 65536), 65536);
+        header.devices.push(crate::DeviceInfo::named("vda"));
+        assert_eq!(origin_bytes(&header, 1000, 65536), 65536);
+        header.devices[0].size_bytes = Some(1 << 30);
+        assert_eq!(origin_bytes(&header, 1000, 65536), 1 << 30);
+        // A size below what the trace touches is not believed.
+        header.devices[0].size_bytes = Some(4096);
+        assert_eq!(origin_bytes(&header, 100_000, 65536), 131_072);
+        header.devices.push(crate::DeviceInfo::named("vdb"));
+        assert_eq!(origin_bytes(&header, 1000, 65536), 65536);
+        let events = trace();
+        let mut sized = TraceHeader::default();
+        sized.devices.push(crate::DeviceInfo {
+            size_bytes: Some(256 * MIB),
+            ..crate::DeviceInfo::named("vda")
+        });
+        let r = run_events(
+            Model::new(ModelRequest::new(
+                KernelModel::DmCacheSmq,
+                CacheSize::Bytes(8 * MIB),
+            ))
+            .expect("job"),
+            &sized,
+            &events,
+        )
+        .expect("runs");
+        let ModelOutput::DmCacheSmq(r) = r.output else {
+            panic!("dm-cache's result");
+        };
+        assert_eq!(r.config.origin_bytes, 256 * MIB);
+    }
+
+    #[test]
+    fn product_names_select_the_models_and_generic_settings_are_refused() {
+        assert_eq!(
+            KernelModel::from_preset("dm-cache"),
+            Some(KernelModel::DmCacheSmq)
+        );
+        assert_eq!(
+            KernelModel::from_preset("Bcache"),
+            Some(KernelModel::Bcache)
+        );
+        assert_eq!(KernelModel::from_preset("dm-cache-approx"), None);
+        assert_eq!(KernelModel::from_preset("opencas"), None);
+        assert!(refuse_generic_settings(KernelModel::Bcache, &[]).is_ok());
+        let e = refuse_generic_settings(KernelModel::DmCacheSmq, &["--policy", "--warmup"])
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains("--policy, --warmup") && e.contains("dm-cache-approx"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn settings_are_checked_before_any_pass() {
         let mut r = ModelRequest::new(KernelModel::Bcache, CacheSize::FootprintPercent(10.0));
-        assert!(Model::new(r.clone())
-            .err()
-            .is_some_and(|e| e.to_string().contains("not a percentage")));
+        r.mode = Some("wy".into());
+        assert!(matches!(
+            Model::new(r.clone()),
+            Err(JobError::UnknownName {
+                what: "bcache mode",
+                ..
+            })
+        ));
         r.cache_size = CacheSize::Bytes(512 * MIB);
         r.mode = Some("wx".into());
         assert!(matches!(
@@ -464,6 +738,5 @@ mod tests {
             KernelModel::from_preset("DM_CACHE_SMQ"),
             Some(KernelModel::DmCacheSmq)
         );
-        assert_eq!(KernelModel::from_preset("bcache"), None);
     }
 }
