@@ -9,6 +9,7 @@
 //! - [`engine`]: the deterministic discrete-event simulation.
 //! - [`profile`]: synthetic access specifications.
 //! - [`cache_tier`]: the interface to a cache simulator in front of the array.
+//! - [`product_tier`]: the kernels' own cache models (dm-cache) as that tier.
 //! - [`spec`]: the JSON array description (nesting and per-parameter overrides).
 //!
 //! Invariants: sans-IO and deterministic. No clocks, threads or files; randomness comes from a
@@ -24,6 +25,7 @@ pub mod engine;
 pub mod histogram;
 pub mod layout;
 pub mod md;
+pub mod product_tier;
 pub mod profile;
 pub mod rng;
 pub mod spec;
@@ -35,6 +37,7 @@ pub use controller::ControllerModel;
 pub use device::{DeviceModel, DiskPreset};
 pub use engine::{Engine, HostIo, RunResult, Target, Tier};
 pub use layout::{Level, Member, Node, ParityWrite};
+pub use product_tier::DmCacheTier;
 pub use profile::{AccessSpec, Generator, ProfileKind};
 
 use crate::event::{IoEvent, Op};
@@ -337,12 +340,15 @@ fn to_event(g: &profile::Generated, time_nanos: u64) -> IoEvent {
 }
 
 /// Routes one front-end request: through the cache tier when there is one, else to the array.
-/// `closed` is the closed loop's depth, or `None` for open loop at `time_nanos`.
+/// `closed` is the closed loop's depth, or `None` for open loop at `at_nanos`. The tier sees
+/// the request as the trace has it (its own time and latency: a model whose answers depend on
+/// the trace's timing, such as dm-cache's, answers as `simulate` does), the engine at `at_nanos`.
 fn route<'a, 'c>(
     engine: &mut Engine,
     cache: Option<&'a mut (dyn CacheTier + 'c)>,
     backend: &mut Vec<IoEvent>,
     e: &IoEvent,
+    at_nanos: u64,
     closed: Option<usize>,
     capacity: u64,
 ) {
@@ -364,7 +370,7 @@ fn route<'a, 'c>(
     };
     let submit = |engine: &mut Engine, io: HostIo| match closed {
         Some(depth) => engine.submit_closed(depth, io),
-        None => engine.submit_at(e.time_nanos, io),
+        None => engine.submit_at(at_nanos, io),
     };
     let Some(cache) = cache else {
         submit(engine, fit(e.offset_bytes, e.len_bytes));
@@ -462,6 +468,7 @@ pub fn run_synthetic<'c>(
             cache.as_deref_mut(),
             &mut backend,
             &e,
+            e.time_nanos,
             Some(depth),
             capacity,
         );
@@ -640,15 +647,12 @@ impl<'c> TraceReplay<'c> {
                 (None, rel as u64)
             }
         };
-        let ev = IoEvent {
-            time_nanos: time,
-            ..*e
-        };
         route(
             &mut self.engine,
             self.cache.as_mut().map(TierSlot::get),
             &mut self.backend,
-            &ev,
+            e,
+            time,
             closed,
             self.capacity,
         );

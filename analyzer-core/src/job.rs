@@ -31,6 +31,7 @@ use crate::cache::{Admission, CacheChoice, ConfigError, PolicyKind, Preset, SimC
 use crate::hash::block_key;
 use crate::stat::Footprint;
 use crate::{Diagnostics, IoEvent, Op, TraceHeader};
+use simulate::model::KernelModel;
 
 /// A job fed the events of a trace, pass by pass (see the module documentation).
 pub trait Job {
@@ -405,6 +406,10 @@ impl CacheParams {
         admission: Option<&str>,
         size: CacheSize,
     ) -> Result<CacheParams, JobError> {
+        // A product name whose kernel model exists (`dm-cache`) is kept as given, so that a job
+        // that can run the model sees it ([`CacheParams::product_model`]); its settings come
+        // from the approximation the name also selects.
+        let product = preset.filter(|p| KernelModel::from_preset(p).is_some());
         let preset = preset.map(parse_preset).transpose()?;
         let choice = CacheChoice {
             preset,
@@ -418,7 +423,9 @@ impl CacheParams {
             line_bytes: c.line_bytes,
             policy: c.policy.name().into(),
             mode: c.mode.name().into(),
-            preset: preset.map(|p| p.name.to_string()),
+            preset: product
+                .map(|p| p.trim().to_ascii_lowercase())
+                .or(preset.map(|p| p.name.to_string())),
             admission: admission.map(str::to_string),
             ..CacheParams::default()
         }
@@ -465,6 +472,12 @@ impl CacheParams {
             mode: Some(parse_mode(&self.mode)?),
             admission,
         })
+    }
+
+    /// The kernel's own model the preset names (`dm-cache`, `bcache`), which a job runs where
+    /// it can (the array replay's tier runs dm-cache's), else the approximation of that name.
+    pub fn product_model(&self) -> Option<KernelModel> {
+        self.preset.as_deref().and_then(KernelModel::from_preset)
     }
 
     /// The preset, when one is named.

@@ -293,14 +293,33 @@ pub struct DeviceIo {
 }
 
 impl DeviceIo {
-    fn read(&mut self, bytes: u64) {
-        self.read_ops += 1;
-        self.read_bytes += bytes;
+    fn count(&mut self, op: Op, bytes: u64) {
+        if op == Op::Write {
+            self.write_ops += 1;
+            self.write_bytes += bytes;
+        } else {
+            self.read_ops += 1;
+            self.read_bytes += bytes;
+        }
     }
-    fn write(&mut self, bytes: u64) {
-        self.write_ops += 1;
-        self.write_bytes += bytes;
-    }
+}
+
+/// The two devices behind the cache target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    Origin,
+    Cache,
+}
+
+/// One I/O the model sent to a device, for a host that times it (the array replay's cache
+/// tier: [`DmCacheModel::log_device_ops`]). Offsets are the origin's; a cache-device op carries
+/// the origin range its block holds (the cache device's own block layout is not modelled).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceOp {
+    pub device: Device,
+    pub op: Op,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
 }
 
 /// The model's result.
@@ -667,6 +686,8 @@ struct Deferred {
     op: Op,
     whole: bool,
     oblock: u64,
+    /// Where the piece starts on the origin.
+    offset_bytes: u64,
     /// The piece's bytes: what a hit or a miss remaps to the cache device or the origin (dm
     /// splits a bio at block boundaries and remaps each piece as it is; only migrations move
     /// whole blocks).
@@ -718,6 +739,8 @@ pub struct DmCacheModel {
     bios: u64,
     origin: DeviceIo,
     cache_device: DeviceIo,
+    /// Every device op since the host last took them, when it asked for them.
+    log: Option<Vec<DeviceOp>>,
     ticks: u64,
     now: u64,
 }
@@ -784,6 +807,7 @@ impl DmCacheModel {
             bios: 0,
             origin: DeviceIo::default(),
             cache_device: DeviceIo::default(),
+            log: None,
             ticks: 0,
             now: 0,
             config: config.clone(),
@@ -1071,16 +1095,17 @@ impl DmCacheModel {
                 en.level = TOP;
                 en.hit = false;
                 self.table.insert(w.oblock, e);
+                let at = w.oblock * bb;
                 if w.overwrite {
                     self.status.overwrite_promotions += 1;
                     self.es[e as usize].dirty = true;
                     q_push(&mut self.es, &mut self.dirty, e);
-                    self.cache_device.write(bb);
+                    self.io(Device::Cache, Op::Write, at, bb);
                 } else {
                     self.es[e as usize].dirty = false;
                     q_push(&mut self.es, &mut self.clean, e);
-                    self.origin.read(bb);
-                    self.cache_device.write(bb);
+                    self.io(Device::Origin, Op::Read, at, bb);
+                    self.io(Device::Cache, Op::Write, at, bb);
                 }
             }
             WorkOp::Demote => {
@@ -1092,8 +1117,9 @@ impl DmCacheModel {
             }
             WorkOp::Writeback => {
                 self.status.writebacks += 1;
-                self.cache_device.read(bb);
-                self.origin.write(bb);
+                let at = w.oblock * bb;
+                self.io(Device::Cache, Op::Read, at, bb);
+                self.io(Device::Origin, Op::Write, at, bb);
                 let en = &mut self.es[e as usize];
                 en.dirty = false;
                 en.pending = false;
@@ -1188,12 +1214,13 @@ impl DmCacheModel {
             op,
             whole,
             oblock,
+            offset_bytes,
             len_bytes,
             done_nanos,
             latency_nanos,
         } = d;
         let write = op == Op::Write;
-        let piece = len_bytes;
+        let (at, piece) = (offset_bytes, len_bytes);
         if let Some(&seq) = self.busy.get(&oblock) {
             if let Some(w) = self.work.get_mut(&seq) {
                 // Migrations lock writes out; an overwrite locks reads out too.
@@ -1215,18 +1242,18 @@ impl DmCacheModel {
                     DmCacheMode::WriteBack => {
                         self.tag_tick_bio(done_nanos);
                         self.set_dirty(e);
-                        self.cache_device.write(piece);
+                        self.io(Device::Cache, Op::Write, at, piece);
                     }
                     DmCacheMode::WriteThrough => {
                         // remap_to_origin_and_cache tags no bio for the tick.
-                        self.cache_device.write(piece);
-                        self.origin.write(piece);
+                        self.io(Device::Cache, Op::Write, at, piece);
+                        self.io(Device::Origin, Op::Write, at, piece);
                     }
                 }
             } else {
                 self.tag_tick_bio(done_nanos);
                 self.status.read_hits += 1;
-                self.cache_device.read(piece);
+                self.io(Device::Cache, Op::Read, at, piece);
             }
             return;
         }
@@ -1247,11 +1274,49 @@ impl DmCacheModel {
         self.tag_tick_bio(done_nanos);
         if write {
             self.status.write_misses += 1;
-            self.origin.write(piece);
+            self.io(Device::Origin, Op::Write, at, piece);
         } else {
             self.status.read_misses += 1;
-            self.origin.read(piece);
+            self.io(Device::Origin, Op::Read, at, piece);
         }
+    }
+
+    /// Counts one device op, and logs it when the host asked for the log.
+    fn io(&mut self, device: Device, op: Op, offset_bytes: u64, len_bytes: u64) {
+        match device {
+            Device::Origin => self.origin.count(op, len_bytes),
+            Device::Cache => self.cache_device.count(op, len_bytes),
+        }
+        if let Some(log) = &mut self.log {
+            log.push(DeviceOp {
+                device,
+                op,
+                offset_bytes,
+                len_bytes,
+            });
+        }
+    }
+
+    /// Keeps every device op from now on, for [`DmCacheModel::take_device_ops`].
+    pub fn log_device_ops(&mut self) {
+        self.log.get_or_insert_with(Vec::new);
+    }
+
+    /// Moves the device ops logged since the last call to the end of `out`.
+    pub fn take_device_ops(&mut self, out: &mut Vec<DeviceOp>) {
+        if let Some(log) = &mut self.log {
+            out.append(log);
+        }
+    }
+
+    /// The status counters so far (migrations still in flight are not counted yet).
+    pub fn status(&self) -> &DmCacheStatus {
+        &self.status
+    }
+
+    /// Cache blocks in use.
+    pub fn resident_blocks(&self) -> u64 {
+        u64::from(self.cache_blocks) - self.cache_free.len() as u64
     }
 
     /// Feeds one bio the cache device was asked to serve.
@@ -1278,6 +1343,7 @@ impl DmCacheModel {
                 op: e.op,
                 whole: ps == b * bb && pe == (b + 1) * bb,
                 oblock: b,
+                offset_bytes: ps,
                 len_bytes: pe - ps,
                 done_nanos,
                 latency_nanos: latency,
@@ -1344,13 +1410,14 @@ pub fn simulate_dm_cache(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     const KIB: u64 = 1024;
     const MIB: u64 = 1024 * KIB;
 
-    fn ev(t_ms: u64, op: Op, offset_bytes: u64, len_bytes: u32) -> IoEvent {
+    /// A bio at `t_ms` that takes 0.5 ms (the array tier's tests use it too).
+    pub(crate) fn ev(t_ms: u64, op: Op, offset_bytes: u64, len_bytes: u32) -> IoEvent {
         IoEvent {
             time_nanos: t_ms * 1_000_000,
             device: 0,

@@ -3,11 +3,18 @@
 //! [`CURVE_DEPTHS`] (closed loop) or speed factor of [`CURVE_SPEEDS`] (open loop), all in one
 //! pass over the trace. Or the same for a synthetic profile (no trace: zero passes).
 //!
-//! The cache tier decides hits, fills and back-end I/O from the order of the requests alone (the
-//! timestamps only feed its statistics), and every replay keeps the trace's order, so one
-//! simulator serves all the replays with the cache ([`SharedTier`]): it runs once per request
+//! The cache tier decides hits, fills and back-end I/O from the requests as the trace has them
+//! (their order, and their own timestamps and latencies, not the replay's), and every replay
+//! keeps the trace's order, so one simulator serves all the replays with the cache
+//! ([`SharedTier`]): it runs once per request
 //! and the others reuse its answer, which keeps memory at one cache's state (and the answers
 //! to one batch of [`BATCH_EVENTS`] requests) however many depths and layouts run.
+//!
+//! With the product name `dm-cache` (`--preset dm-cache`) a trace replay's tier is the kernel's
+//! own model ([`DmCacheTier`]), which decides from the trace's own timing (its policy ticks
+//! follow bio completions); a first pass measures the origin it caches (the highest byte the
+//! trace touches, or the recorded device's size). Synthetic profiles have no such timing and
+//! keep the generic approximation, and say so; `bcache` names the approximation here.
 
 pub mod md;
 
@@ -20,12 +27,15 @@ use super::{CacheParams, Job, JobError, LineFootprint, WindowFilter, WindowNanos
 use crate::array::controller_preset::ControllerPreset;
 use crate::array::device::DeviceModel;
 use crate::array::spec::{device_with_overrides, ArraySpec};
+use crate::array::DmCacheTier;
 use crate::array::{
     cache_warmup_requests, run_synthetic, sweep_depths, AccessSpec, ArrayConfig, CacheAccess,
     CacheDevices, CacheTier, ControllerModel, CurvePoint, DiskPreset, Member, Node, ProfileKind,
     RunResult, SimulatorTier, StandardLevel, Synthetic, TraceReplay,
 };
+use crate::cache::dmcache::{DmCacheConfig, DmCacheMode};
 use crate::cache::SimConfig;
+use crate::job::simulate::model::KernelModel;
 use crate::units::{bytes, count};
 use crate::{Diagnostics, IoEvent, TraceHeader};
 
@@ -591,6 +601,11 @@ pub struct Predict {
     plan: Plan,
     /// Pass 0 measures the footprint when the cache's size is a share of it.
     footprint: Option<LineFootprint>,
+    /// Pass 0 also measures the highest byte the trace touches when the tier is dm-cache's
+    /// model (its origin; [`dm_cache_origin`]).
+    origin_end: Option<u64>,
+    /// Pass 0 is over (or there is none).
+    measured: bool,
     /// Most lines the cache tier may hold ([`Predict::with_tier_limit`]).
     tier_limit_lines: Option<u64>,
     footprint_lines: Option<u64>,
@@ -623,11 +638,21 @@ impl Predict {
             .as_ref()
             .filter(|c| c.needs_footprint() && request.profile.is_none())
             .map(|c| LineFootprint::new(c.line_bytes));
+        let origin_end = request
+            .cache
+            .as_ref()
+            .filter(|c| {
+                c.product_model() == Some(KernelModel::DmCacheSmq) && request.profile.is_none()
+            })
+            .map(|_| 0);
         let window = WindowFilter::new(request.window_nanos);
         let plan = Plan::new(request)?;
+        let measured = footprint.is_none() && origin_end.is_none();
         let mut job = Predict {
             plan,
             footprint,
+            origin_end,
+            measured,
             tier_limit_lines: None,
             footprint_lines: None,
             cache: None,
@@ -639,8 +664,8 @@ impl Predict {
         };
         if job.plan.request.profile.is_some() {
             job.result = Some(job.synthetic()?);
-        } else if job.footprint.is_none() {
-            job.start_replays()?;
+        } else if job.measured {
+            job.start_replays(None)?;
         }
         Ok(job)
     }
@@ -658,13 +683,49 @@ impl Predict {
         Ok(Some((cfg, desc)))
     }
 
-    fn start_replays(&mut self) -> Result<(), JobError> {
+    /// Builds the replays; `origin_bytes` is what pass 0 measured for dm-cache's model.
+    fn start_replays(&mut self, origin_bytes: Option<u64>) -> Result<(), JobError> {
         self.cache = self.cache_config()?;
         let loads = self.plan.request.loads();
-        if let Some((cfg, desc)) = &self.cache {
+        if let (Some(origin), Some(params)) = (origin_bytes, &self.plan.request.cache) {
+            // dm-cache's own model: its cache blocks are the line size, the size as given.
+            let mode = match params.mode.as_str() {
+                "wb" => DmCacheMode::WriteBack,
+                "wt" => DmCacheMode::WriteThrough,
+                other => {
+                    return Err(JobError::invalid(
+                        format!("dm-cache mode {other}"),
+                        "dm-cache caches in writeback (wb) or writethrough (wt)",
+                    ))
+                }
+            };
+            let block = params.line_bytes;
+            let cache_bytes = params.size().lines(block, self.footprint_lines)? * block;
+            let config = DmCacheConfig {
+                mode,
+                ..DmCacheConfig::new(block, cache_bytes, origin.max(block))
+            };
+            let desc = format!(
+                "dm-cache, the kernel's model (Linux 6.1 with smq, docs/cache.md): {} blocks of {}, {}, origin {}",
+                count(cache_bytes / block.max(1)),
+                bytes(block),
+                params.mode,
+                bytes(config.origin_bytes)
+            );
+            let tier = DmCacheTier::new(&config, desc.clone()).map_err(JobError::DmCache)?;
+            if let Some((_, d)) = &mut self.cache {
+                *d = desc;
+            }
+            self.memo = Some(Rc::new(RefCell::new(Memo {
+                tier: ReplayTier::DmCache(Box::new(tier)),
+                base: 0,
+                answers: Vec::new(),
+                backend: Vec::new(),
+            })));
+        } else if let Some((cfg, desc)) = &self.cache {
             let sim = SimulatorTier::new(cfg, desc.clone())?;
             self.memo = Some(Rc::new(RefCell::new(Memo {
-                tier: sim,
+                tier: ReplayTier::Sim(Box::new(sim)),
                 base: 0,
                 answers: Vec::new(),
                 backend: Vec::new(),
@@ -712,7 +773,7 @@ impl Predict {
         if lines <= limit {
             return Ok(());
         }
-        let line_bytes = self.cache.as_ref().map_or(0, |(c, _)| c.line_bytes);
+        let line_bytes = self.plan.request.cache.as_ref().map_or(0, |c| c.line_bytes);
         Err(JobError::Memory(format!(
             "The SSD cache tier came to hold more than {limit} lines of {} ({} of this trace's data): more than this run may simulate for the array replay. Choose a larger cache line or a smaller cache, or run `blocksight predict` on the command line, which has no such limit.",
             bytes(line_bytes),
@@ -764,6 +825,9 @@ impl Predict {
                 "cache tier: {desc} on {}, starting cold",
                 r.cache_devices.describe()
             ));
+            if r.cache.as_ref().and_then(CacheParams::product_model) == Some(KernelModel::Bcache) {
+                assumptions.push("bcache's own model (simulate --preset bcache) does not drive the replay yet: the tier is the generic approximation above".into());
+            }
         }
         if r.configs
             .iter()
@@ -967,6 +1031,12 @@ impl Predict {
                 r.cache_devices.describe(),
                 count(warm_all)
             ));
+            if let Some(m) = r.cache.as_ref().and_then(CacheParams::product_model) {
+                assumptions.push(format!(
+                    "{} names the kernel's own model, which runs on a trace's timing (simulate --preset {0}, or predict with a trace); a synthetic profile runs the generic approximation above",
+                    m.product_name()
+                ));
+            }
         }
         let workload = format!(
             "{} ({}, {}% read, {}) over {}, {}, {} requests, seed {}",
@@ -1029,7 +1099,7 @@ impl Job for Predict {
     fn passes(&self) -> usize {
         if self.plan.request.profile.is_some() {
             0
-        } else if self.footprint.is_some() {
+        } else if self.footprint.is_some() || self.origin_end.is_some() {
             2
         } else {
             1
@@ -1044,11 +1114,14 @@ impl Job for Predict {
         if !self.window.admits(e) {
             return;
         }
-        if self.footprint_lines.is_none() {
+        if !self.measured {
             if let Some(f) = self.footprint.as_mut() {
                 f.observe(e);
-                return;
             }
+            if let Some(end) = self.origin_end.as_mut() {
+                *end = (*end).max(e.end_bytes());
+            }
+            return;
         }
         self.pending.push(*e);
         if self.pending.len() >= BATCH_EVENTS {
@@ -1058,16 +1131,21 @@ impl Job for Predict {
 
     fn end_pass(
         &mut self,
-        _header: &TraceHeader,
+        header: &TraceHeader,
         _diagnostics: &Diagnostics,
     ) -> Result<(), JobError> {
-        if self.footprint_lines.is_none() {
-            if let Some(f) = &self.footprint {
-                self.footprint_lines = Some(f.lines().0);
-                return self.start_replays();
-            }
+        if self.measured {
+            return Ok(());
         }
-        Ok(())
+        self.measured = true;
+        if let Some(f) = &self.footprint {
+            self.footprint_lines = Some(f.lines().0);
+        }
+        let block = self.plan.request.cache.as_ref().map_or(1, |c| c.line_bytes);
+        let origin = self
+            .origin_end
+            .map(|end| crate::job::simulate::model::dm_cache_origin(header, end, block));
+        self.start_replays(origin)
     }
 
     fn finish(mut self) -> Result<PredictResult, JobError> {
@@ -1102,10 +1180,47 @@ fn finish_runs(
     (picked, points)
 }
 
+/// The cache behind the replays: the generic simulator, or dm-cache's own model.
+enum ReplayTier {
+    Sim(Box<SimulatorTier>),
+    DmCache(Box<DmCacheTier>),
+}
+
+impl ReplayTier {
+    fn tier(&mut self) -> &mut dyn CacheTier {
+        match self {
+            ReplayTier::Sim(t) => t.as_mut(),
+            ReplayTier::DmCache(t) => t.as_mut(),
+        }
+    }
+
+    fn writes_back(&self) -> bool {
+        match self {
+            ReplayTier::Sim(t) => t.writes_back(),
+            ReplayTier::DmCache(t) => t.writes_back(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            ReplayTier::Sim(t) => t.describe(),
+            ReplayTier::DmCache(t) => t.describe(),
+        }
+    }
+
+    /// Lines (cache blocks) held now: its memory grows with them.
+    fn occupancy_lines(&self) -> u64 {
+        match self {
+            ReplayTier::Sim(t) => t.occupancy_lines(),
+            ReplayTier::DmCache(t) => t.occupancy_blocks(),
+        }
+    }
+}
+
 /// The one cache simulator behind every [`SharedTier`], and its answers to the current batch
 /// of requests.
 struct Memo {
-    tier: SimulatorTier,
+    tier: ReplayTier,
     /// Requests the simulator saw before the current batch.
     base: u64,
     /// The batch's answers: the access and its range in `backend`.
@@ -1144,7 +1259,7 @@ impl CacheTier for SharedTier {
                 ..
             } = &mut *m;
             let start = out.len();
-            let access = tier.access(request, out);
+            let access = tier.tier().access(request, out);
             answers.push((access, start..out.len()));
         }
         let Some((access, range)) = m.answers.get(i).cloned() else {

@@ -43,6 +43,14 @@ impl KernelModel {
         }
     }
 
+    /// The product's own name (`dm-cache`, `bcache`).
+    pub fn product_name(self) -> &'static str {
+        match self {
+            KernelModel::Bcache => bcache::PRODUCT_NAME,
+            KernelModel::DmCacheSmq => dmcache::PRODUCT_NAME,
+        }
+    }
+
     /// The model a preset name selects, if it selects one: its own name or the product's
     /// (`dm-cache`, `bcache`); the generic presets select none.
     pub fn from_preset(name: &str) -> Option<KernelModel> {
@@ -410,7 +418,7 @@ impl Model {
 /// hotspot blocks are the largest power-of-two multiple of the cache block (up to 16) of which
 /// its hotspot table covers the origin, so 1 GiB and the 1,023 MiB a random job happens to
 /// reach give hotspot blocks of 1 MiB and 512 KiB on a 2,048-block cache.
-fn origin_bytes(header: &TraceHeader, end_bytes: u64, block_bytes: u64) -> u64 {
+pub fn dm_cache_origin(header: &TraceHeader, end_bytes: u64, block_bytes: u64) -> u64 {
     let block = block_bytes.max(1);
     let touched = end_bytes.div_ceil(block) * block;
     match header.devices.as_slice() {
@@ -486,7 +494,7 @@ impl Job for Model {
             let origin = self
                 .request
                 .origin_bytes
-                .unwrap_or_else(|| origin_bytes(header, *end_bytes, self.request.block_bytes()));
+                .unwrap_or_else(|| dm_cache_origin(header, *end_bytes, self.request.block_bytes()));
             self.running = model(&self.request, cache_bytes, origin)?;
         }
         Ok(())
@@ -650,16 +658,16 @@ mod tests {
     #[test]
     fn the_origin_is_the_recorded_device_size_when_known() {
         let mut header = TraceHeader::default();
-        assert_eq!(origin_bytes(&header, 1000, 65536), 65536);
+        assert_eq!(dm_cache_origin(&header, 1000, 65536), 65536);
         header.devices.push(crate::DeviceInfo::named("vda"));
-        assert_eq!(origin_bytes(&header, 1000, 65536), 65536);
+        assert_eq!(dm_cache_origin(&header, 1000, 65536), 65536);
         header.devices[0].size_bytes = Some(1 << 30);
-        assert_eq!(origin_bytes(&header, 1000, 65536), 1 << 30);
+        assert_eq!(dm_cache_origin(&header, 1000, 65536), 1 << 30);
         // A size below what the trace touches is not believed.
         header.devices[0].size_bytes = Some(4096);
-        assert_eq!(origin_bytes(&header, 100_000, 65536), 131_072);
+        assert_eq!(dm_cache_origin(&header, 100_000, 65536), 131_072);
         header.devices.push(crate::DeviceInfo::named("vdb"));
-        assert_eq!(origin_bytes(&header, 1000, 65536), 65536);
+        assert_eq!(dm_cache_origin(&header, 1000, 65536), 65536);
         let events = trace();
         let mut sized = TraceHeader::default();
         sized.devices.push(crate::DeviceInfo {
