@@ -510,7 +510,9 @@ impl MdModel {
             }
             if h.pending == 0 {
                 h.first_bio = bios;
-                self.pending.push_back(key);
+                if !self.deferred {
+                    self.pending.push_back(key);
+                }
             }
             h.pending |= bit;
             h.last_use = clock;

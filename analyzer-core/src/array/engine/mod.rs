@@ -80,6 +80,8 @@ struct Req {
     /// (`md_deferred`), and the stripe passes it still waits for (`md_wait`).
     md_deferred: bool,
     md_wait: u32,
+    /// Admitted while measuring: the member I/O done on its behalf counts in the window.
+    measured: bool,
 }
 
 pub struct Engine {
@@ -323,6 +325,7 @@ impl Engine {
             done: false,
             md_deferred: false,
             md_wait: 0,
+            measured: self.measuring,
         };
         if let Some(id) = self.free_reqs.pop() {
             self.reqs[id as usize] = req;

@@ -155,14 +155,13 @@ impl Engine {
             return;
         };
         md.model.observe(&host_event(now, io));
-        self.md_take_member_ops(ops);
+        self.md_take_member_ops(ops, self.measuring);
         merge_adjacent(ops, |_, _| MAX_COMMAND_BYTES);
     }
 
     /// Moves the member bios the stripe model logged into `ops` as commands (writes after
     /// the pre-reads, in phase 1), counting them per member while measuring.
-    fn md_take_member_ops(&mut self, ops: &mut Vec<DiskOp>) {
-        let measuring = self.measuring;
+    fn md_take_member_ops(&mut self, ops: &mut Vec<DiskOp>, measuring: bool) {
         let Some(md) = self.md.as_mut() else {
             return;
         };
@@ -297,8 +296,21 @@ impl Engine {
     /// I/O runs as one internal request (pre-reads, then writes) whose end completes the
     /// requests waiting for these heads.
     fn md_issue(&mut self, keys: &[u64], pages: u32) {
-        let measuring = self.measuring;
         let now = self.now as f64;
+        let Some(md) = self.md.as_mut() else {
+            return;
+        };
+        let mut waiters = Vec::new();
+        for k in keys {
+            if let Some(w) = md.waiters.remove(k) {
+                waiters.extend(w);
+            }
+        }
+        // The pass's member I/O and heads count when a request it serves was issued in the
+        // measurement window (as a read's member I/O counts when the read is issued).
+        let counted = waiters
+            .iter()
+            .any(|&w| self.reqs.get(w as usize).is_some_and(|r| r.measured));
         let Some(md) = self.md.as_mut() else {
             return;
         };
@@ -306,20 +318,16 @@ impl Engine {
         let (thread, free) = md.first_free_thread();
         let done = free.max(now) + cost;
         md.threads_free_at_nanos[thread] = done;
-        if measuring {
+        if self.measuring {
             md.busy_nanos += cost;
+        }
+        if counted {
             md.heads += keys.len() as u64;
             md.passes += 1;
         }
-        let mut waiters = Vec::new();
-        for k in keys {
-            if let Some(w) = md.waiters.remove(k) {
-                waiters.extend(w);
-            }
-        }
         let mut ops = self.op_pool.pop().unwrap_or_default();
         ops.clear();
-        self.md_take_member_ops(&mut ops);
+        self.md_take_member_ops(&mut ops, counted);
         // The block layer merges a pass's bios into large requests; a flash member stripes a
         // large request over its parallel units, which the device model (one lane per
         // command) cannot, so on a device with L lanes the merged requests are cut into L
