@@ -1299,6 +1299,47 @@ fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() 
     assert_eq!((hw.md_stripe_heads, hw.raid5d_utilisation), (0, 0.0));
 }
 
+/// Issue 10: the 2016 Atom figure kept as an alternative (kernel commit 765d704db1f5: ~600 MB/s
+/// of large sequential writes to a 9-disk RAID 5 with raid5d alone). Its writes are full
+/// stripes batched a chunk at a time, so it is a per-page cost (6.8 µs); with it and no pass
+/// cost, 1 MiB sequential writes to nine members fast enough not to bind come back to the
+/// source's 600 MB/s, raid5d-bound. A consistency check of the batching and the page
+/// accounting (the figure is this value's source, not a validation).
+#[test]
+fn issue_10_atom_page_cost_gives_back_its_source() {
+    use analyzer_core::array::controller::MD_ATOM_PAGE_COST_NANOS;
+    let mut fresh = match DiskPreset::Nvme.model() {
+        DeviceModel::Ssd(s) => s,
+        DeviceModel::Hdd(_) => panic!("nvme is an SSD"),
+    };
+    fresh.write_state = analyzer_core::array::device::SsdWriteState::Fresh;
+    let mut ctrl = ControllerModel::software();
+    if let Some(md) = &mut ctrl.md {
+        md.stripe_cost_nanos = 0.0;
+        md.page_cost_nanos = Some(MD_ATOM_PAGE_COST_NANOS);
+    }
+    let cfg = ArrayConfig::standard(
+        StandardLevel::Raid5,
+        9,
+        DeviceModel::Ssd(fresh),
+        512 << 10,
+        ctrl,
+    )
+    .expect("RAID 5");
+    let spec = AccessSpec {
+        len_bytes: 1 << 20,
+        ..ProfileKind::SeqWrite64k.spec()
+    };
+    let r = run(&cfg, spec, cfg.capacity_bytes(), 32, 4_000, None, 0);
+    check(
+        "9-disk RAID 5, 1 MiB sequential writes, Atom page cost, MB/s",
+        r.bytes_per_sec / 1e6,
+        600.0,
+        0.05,
+    );
+    assert!(r.bottleneck.starts_with("raid5d"), "{}", r.bottleneck);
+}
+
 /// Issue 10: named controller presets. `--controller list` names every preset with its
 /// sources; a named controller's link ceiling binds a wide sequential read that the generic
 /// `--controller-cache` controller (no ceilings, and the output says so) lets through.
