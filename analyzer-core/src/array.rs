@@ -761,9 +761,10 @@ impl ArrayConfig {
                 .all(|m| matches!(m, Member::Disk(_)));
         match (&c.md, md_parity) {
             (Some(md), true) => a.push(format!(
-                "Linux md RAID 5/6: stripe cache of {} stripe heads (4 KiB per member), rmw or rcw chosen per stripe head by fewer pre-reads with cached pages skipped, one bio per page; every stripe head costs {:.1} µs in raid5d{} (docs/model.md)",
+                "Linux md RAID 5/6: stripe cache of {} stripe heads (4 KiB per member); writes in flight gather in their stripe heads until a thread takes them, which picks rmw or rcw by fewer pre-reads with cached pages skipped, one bio per page; adjacent full-stripe heads of a chunk are handled as one batch; every pass costs {:.1} µs plus {:.2} µs per page of parity input in raid5d{} (docs/model.md)",
                 md.stripe_cache_size,
                 md.stripe_cost_nanos / 1e3,
+                md.page_cost_nanos(self.layout.level == Level::Raid6) / 1e3,
                 if md.group_thread_cnt == 0 {
                     ", md's single stripe-handling thread (group_thread_cnt 0)".to_string()
                 } else {

@@ -1214,37 +1214,45 @@ fn issue_10_timing_engine_member_io_equals_md_members_on_lab_bios() {
 }
 
 /// Issue 10: md handles RAID 5/6 stripe heads in the single raid5d thread unless
-/// group_thread_cnt adds workers. On NVMe members the thread, not the SSDs, bounds 4 KiB random
-/// writes (one stripe head each); on hard disks it is idle next to the disks; workers lift it.
+/// group_thread_cnt adds workers. A 4 KiB random write is one stripe head, one pass of md's
+/// state machine: on eight NVMe members (fresh) the thread, not the SSDs, bounds them at one
+/// pass cost plus three pages of parity input (read-modify-write of one data page) per write;
+/// on hard disks it is idle next to the disks; two workers besides raid5d triple the ceiling
+/// (Shaohua Li, linux-raid 2012: "+200%" on a 4-disk RAID 5 of PCIe flash).
 #[test]
 fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() {
-    let md_cfg = |disk: DiskPreset, threads: u32| {
+    let md_cfg = |disk: DeviceModel, disks: u32, threads: u32| {
         let mut ctrl = ControllerModel::software();
         if let Some(md) = &mut ctrl.md {
             md.group_thread_cnt = threads;
         }
-        ArrayConfig::standard(StandardLevel::Raid5, 4, disk.model(), 65536, ctrl).expect("cfg")
+        ArrayConfig::standard(StandardLevel::Raid5, disks, disk, 65536, ctrl).expect("cfg")
     };
-    let cost = ControllerModel::software()
+    let md = ControllerModel::software()
         .md
-        .expect("md on a software array")
-        .stripe_cost_nanos;
-    let ceiling = 1e9 / cost;
+        .expect("md on a software array");
+    let ceiling = 1e9 / (md.stripe_cost_nanos + 3.0 * md.page_cost_nanos(false));
+    let mut fresh = match DiskPreset::Nvme.model() {
+        DeviceModel::Ssd(s) => s,
+        DeviceModel::Hdd(_) => panic!("nvme is an SSD"),
+    };
+    fresh.write_state = analyzer_core::array::device::SsdWriteState::Fresh;
+    let fresh = DeviceModel::Ssd(fresh);
     let spec = ProfileKind::RandWrite4k.spec();
-    let random_writes = |disk: DiskPreset, threads: u32, requests: u64| {
+    let random_writes = |disk: DeviceModel, disks: u32, threads: u32, qd: u32, requests: u64| {
         run(
-            &md_cfg(disk, threads),
+            &md_cfg(disk, disks, threads),
             spec,
             100 << 30,
-            64,
+            qd,
             requests,
             None,
             0,
         )
     };
-    let nvme = random_writes(DiskPreset::Nvme, 0, 20_000);
+    let nvme = random_writes(fresh.clone(), 8, 0, 256, 60_000);
     eprintln!(
-        "NVMe RAID 5, raid5d alone: {:.0} write IOPS, raid5d {:.0}% busy, {}",
+        "NVMe RAID 5 of 8, raid5d alone: {:.0} write IOPS (ceiling {ceiling:.0}), raid5d {:.0}% busy, {}",
         nvme.write_iops,
         nvme.raid5d_utilisation * 100.0,
         nvme.bottleneck
@@ -1256,20 +1264,22 @@ fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() 
     );
     assert!(nvme.bottleneck.starts_with("raid5d"), "{}", nvme.bottleneck);
     let busiest_disk = nvme.disks.iter().map(|d| d.utilisation).fold(0.0, f64::max);
-    assert!(busiest_disk < 0.5, "NVMe members {busiest_disk} busy");
-    // Three workers besides raid5d: four threads share the heads.
-    let lifted = random_writes(DiskPreset::Nvme, 3, 20_000);
+    assert!(busiest_disk < 0.6, "NVMe members {busiest_disk} busy");
+    // Two workers besides raid5d: three threads share the heads.
+    let lifted = random_writes(fresh, 8, 2, 1024, 120_000);
     eprintln!(
-        "NVMe RAID 5, group_thread_cnt 3: {:.0} write IOPS, {}",
-        lifted.write_iops, lifted.bottleneck
+        "NVMe RAID 5 of 8, group_thread_cnt 2: {:.0} write IOPS ({:+.0}%), {}",
+        lifted.write_iops,
+        (lifted.write_iops / nvme.write_iops - 1.0) * 100.0,
+        lifted.bottleneck
     );
     assert!(
-        lifted.write_iops > 2.5 * nvme.write_iops,
+        lifted.write_iops > 2.7 * nvme.write_iops,
         "{} vs {}",
         lifted.write_iops,
         nvme.write_iops
     );
-    let hdd = random_writes(DiskPreset::Sata7k2, 0, 3_000);
+    let hdd = random_writes(DiskPreset::Sata7k2.model(), 8, 0, 64, 3_000);
     eprintln!(
         "HDD RAID 5: {:.0} write IOPS, raid5d {:.1}% busy, {}",
         hdd.write_iops,
@@ -1283,11 +1293,51 @@ fn issue_10_raid5d_bounds_nvme_raid5_writes_not_hdd_and_group_threads_lift_it() 
         hdd.bottleneck
     );
     // The same with md's behaviour off (a hardware controller's RAID 5): no raid5d at all.
-    let mut hw = md_cfg(DiskPreset::Nvme, 0);
+    let mut hw = md_cfg(DiskPreset::Nvme.model(), 8, 0);
     hw.controller.md = None;
-    let hw = run(&hw, spec, 100 << 30, 64, 20_000, None, 0);
+    let hw = run(&hw, spec, 100 << 30, 256, 20_000, None, 0);
     assert_eq!((hw.md_stripe_heads, hw.raid5d_utilisation), (0, 0.0));
-    assert!(hw.write_iops > 2.0 * nvme.write_iops, "{}", hw.write_iops);
+}
+
+/// Issue 10: the 2016 Atom figure kept as an alternative (kernel commit 765d704db1f5: ~600 MB/s
+/// of large sequential writes to a 9-disk RAID 5 with raid5d alone). Its writes are full
+/// stripes batched a chunk at a time, so it is a per-page cost (6.8 µs); with it and no pass
+/// cost, 1 MiB sequential writes to nine members fast enough not to bind come back to the
+/// source's 600 MB/s, raid5d-bound. A consistency check of the batching and the page
+/// accounting (the figure is this value's source, not a validation).
+#[test]
+fn issue_10_atom_page_cost_gives_back_its_source() {
+    use analyzer_core::array::controller::MD_ATOM_PAGE_COST_NANOS;
+    let mut fresh = match DiskPreset::Nvme.model() {
+        DeviceModel::Ssd(s) => s,
+        DeviceModel::Hdd(_) => panic!("nvme is an SSD"),
+    };
+    fresh.write_state = analyzer_core::array::device::SsdWriteState::Fresh;
+    let mut ctrl = ControllerModel::software();
+    if let Some(md) = &mut ctrl.md {
+        md.stripe_cost_nanos = 0.0;
+        md.page_cost_nanos = Some(MD_ATOM_PAGE_COST_NANOS);
+    }
+    let cfg = ArrayConfig::standard(
+        StandardLevel::Raid5,
+        9,
+        DeviceModel::Ssd(fresh),
+        512 << 10,
+        ctrl,
+    )
+    .expect("RAID 5");
+    let spec = AccessSpec {
+        len_bytes: 1 << 20,
+        ..ProfileKind::SeqWrite64k.spec()
+    };
+    let r = run(&cfg, spec, cfg.capacity_bytes(), 32, 4_000, None, 0);
+    check(
+        "9-disk RAID 5, 1 MiB sequential writes, Atom page cost, MB/s",
+        r.bytes_per_sec / 1e6,
+        600.0,
+        0.05,
+    );
+    assert!(r.bottleneck.starts_with("raid5d"), "{}", r.bottleneck);
 }
 
 /// Issue 10: named controller presets. `--controller list` names every preset with its
@@ -1471,10 +1521,38 @@ fn issue_10_md_flags_set_the_raid5d_ceiling() {
             .as_f64()
             .unwrap_or(f64::NAN))
     };
-    let at_20us = write_iops(&["--md-stripe-cost", "20us"]).expect("20us");
+    let at_20us = write_iops(&["--md-stripe-cost", "20us", "--md-page-cost", "0us"]).expect("20us");
     assert!((at_20us - 50_000.0).abs() / 50_000.0 < 0.03, "{at_20us}");
+    // Three pages of parity input (rcw of one page on 3 data disks reads the three data
+    // pages) at 10 µs each: 50 µs a write.
+    let with_pages =
+        write_iops(&["--md-stripe-cost", "20us", "--md-page-cost", "10us"]).expect("pages");
+    assert!(
+        (with_pages - 20_000.0).abs() / 20_000.0 < 0.03,
+        "{with_pages}"
+    );
+    // group_thread_cnt is honoured: one worker besides raid5d doubles the ceiling (40 µs a
+    // pass: 25,000 writes a second per thread, well below what the members take).
+    let two_threads = write_iops(&[
+        "--md-stripe-cost",
+        "40us",
+        "--md-page-cost",
+        "0us",
+        "--group-thread-cnt",
+        "1",
+    ])
+    .expect("threads");
+    assert!(
+        (two_threads - 50_000.0).abs() / 50_000.0 < 0.03,
+        "{two_threads}"
+    );
     let err = write_iops(&["--md-stripe-cost", "fast"]).unwrap_err();
     assert!(err.contains("--md-stripe-cost"), "{err}");
+    let err = write_iops(&["--md-page-cost=-1us"]).unwrap_err();
+    assert!(
+        err.contains("page cost") || err.contains("--md-page-cost"),
+        "{err}"
+    );
     let err = write_iops(&["--stripe-cache-size", "5"]).unwrap_err();
     assert!(err.contains("17"), "{err}");
     let err = write_iops(&["--controller", "lsi-9361-8i", "--group-thread-cnt", "2"]).unwrap_err();
@@ -1685,24 +1763,16 @@ fn issue_10_published_nvme_md_raid6_random_reads_are_drive_bound() {
     assert!(r.bottleneck.contains("member disks"), "{}", r.bottleneck);
 }
 
-/// Issue 10, published NVMe md RAID 5 writes, a kept miss: the RAID 5 of 2+1 Samsung 980 PRO
-/// (1 TB) in the md-bitmap patch of Shushu Yi et al. (linux-raid, December 2024,
-/// mail.spinics.net/lists/raid/msg77914.html; Phoronix, 10 December 2024) wrote 5,218 MB/s of
-/// 4 KiB sequential writes (fio libaio, 16 jobs × iodepth 32) with md's stock bitmap. The
-/// model's raid5d, at the default 54.6 µs per stripe head (an Atom's, 2016) and one head per
-/// 4 KiB bio, gives about 75 MB/s: 98.6 % too low. Two mechanisms are missing (docs/model.md):
-/// the cost of a stripe head on a current CPU (the figure implies at most 1.6 µs for a
-/// three-member head if raid5d handled them alone) and md's gathering of sequential 4 KiB bios
-/// into full stripes handled as one batch. The test pins the miss: it fails if the error leaves
-/// −97 % … −99.5 %, so a change to either mechanism has to update this row.
-#[test]
-fn issue_10_published_nvme_md_raid5_sequential_4k_writes_miss_by_the_raid5d_cost() {
+/// The RAID 5 of 2+1 Samsung 980 PRO (1 TB) in the md-bitmap patch of Shushu Yi et al.
+/// (linux-raid, December 2024, mail.spinics.net/lists/raid/msg77914.html; Phoronix,
+/// 10 December 2024), 512 KiB chunks, driven with 4 KiB sequential writes (fio libaio,
+/// 16 jobs × iodepth 32: 512 outstanding), each drive at its data sheet's rates
+/// (7,000 / 5,000 MB/s, 1 M / 1 M 4 KiB IOPS), written once (fresh).
+fn samsung_980_pro_raid5_sequential_4k_writes() -> RunResult {
     let mut ssd = match DiskPreset::Nvme.model() {
         DeviceModel::Ssd(s) => s,
         DeviceModel::Hdd(_) => panic!("nvme is an SSD"),
     };
-    // Samsung 980 PRO 1 TB data sheet: 7,000 / 5,000 MB/s, 1,000k / 1,000k 4 KiB IOPS; a
-    // consumer drive written once (fresh).
     ssd.capacity_bytes = 1_000_000_000_000;
     ssd.read_iops = 1_000_000.0;
     ssd.write_iops_steady = 1_000_000.0;
@@ -1721,16 +1791,52 @@ fn issue_10_published_nvme_md_raid5_sequential_4k_writes_miss_by_the_raid5d_cost
         len_bytes: 4096,
         ..ProfileKind::SeqWrite64k.spec()
     };
-    let r = run(&cfg, spec, cfg.capacity_bytes(), 512, 40_000, None, 0);
+    run(&cfg, spec, cfg.capacity_bytes(), 512, 40_000, None, 0)
+}
+
+/// Issue 10, published NVMe md RAID 5 writes, checked (not used to set any constant): with
+/// the patch's bitmap (no global lock in the write path) the array wrote 9,884 MB/s, the two
+/// data drives' 5,000 MB/s each less 1 %: drive-bound. md gathers the 512 sequential 4 KiB
+/// writes in flight into full-stripe heads and batches each chunk row's heads into one pass,
+/// so raid5d alone (4.5 µs a pass, 0.30 µs a page) keeps up and the members bind. Tolerance
+/// ±20 %.
+#[test]
+fn issue_10_published_nvme_md_raid5_sequential_4k_writes_are_drive_bound() {
+    let r = samsung_980_pro_raid5_sequential_4k_writes();
+    check(
+        "md RAID 5 2+1 980 PRO, 4 KiB sequential writes, 512 in flight, MB/s (patched bitmap)",
+        r.bytes_per_sec / 1e6,
+        9_884.0,
+        0.20,
+    );
+    assert!(r.bottleneck.contains("member disks"), "{}", r.bottleneck);
+    // Full stripes: no member reads but the tail's partial row.
+    let reads: u64 = r.disks.iter().map(|d| d.reads).sum();
+    let writes: u64 = r.disks.iter().map(|d| d.writes).sum();
+    assert!(
+        reads * 100 < writes,
+        "{reads} member reads, {writes} writes"
+    );
+}
+
+/// Issue 10, published, a kept miss: the same array with md's stock bitmap wrote 5,218 MB/s.
+/// The patch's authors name the bottleneck: the stock bitmap's global spinlock and its
+/// scattered updates in the write path ("reduce CPU suspension time caused by lock
+/// contention"), which the model does not have; it predicts the drive-bound figure above,
+/// about 60 % over this one. Before issue 10's second step the model said 75 MB/s (−98.6 %:
+/// a 2016 Atom's 54.6 µs per head, no gathering). The test fails if the error leaves
+/// +40 … +90 %.
+#[test]
+fn issue_10_published_nvme_md_raid5_sequential_4k_writes_stock_bitmap_is_a_kept_miss() {
+    let r = samsung_980_pro_raid5_sequential_4k_writes();
     let e = err(r.bytes_per_sec / 1e6, 5_218.0);
     eprintln!(
-        "md RAID 5 2+1 980 PRO, 4 KiB sequential writes: predicted {:.0} MB/s, published 5,218 MB/s, error {:+.1}% (kept miss), {}",
+        "md RAID 5 2+1 980 PRO, 4 KiB sequential writes, stock bitmap: predicted {:.0} MB/s, published 5,218 MB/s, error {:+.1}% (kept miss: bitmap lock), {}",
         r.bytes_per_sec / 1e6,
         e * 100.0,
         r.bottleneck
     );
-    assert!((-0.995..=-0.97).contains(&e), "error {:+.1}%", e * 100.0);
-    assert!(r.bottleneck.starts_with("raid5d"), "{}", r.bottleneck);
+    assert!((0.40..=0.90).contains(&e), "error {:+.1}%", e * 100.0);
 }
 
 /// Issue 10, published, a kept miss: the same twelve-drive RAID 0 on the P421 sustains 8,350

@@ -35,17 +35,41 @@ pub struct ControllerModel {
     pub md: Option<MdSettings>,
 }
 
-/// Default cost of handling one md stripe head (one pass of md's stripe state machine, which
-/// reads, computes parity and writes one 4 KiB page per member), in nanoseconds: 54.6 µs.
+/// Default CPU time of one pass of md's stripe state machine (`handle_stripe`) over a stripe
+/// head, or over a batch of adjacent full-stripe heads (Linux 4.1's batching runs the state
+/// machine once for the batch), besides the per-page work below: 4.5 µs, a 2012-class Xeon
+/// core's.
 ///
-/// Source: kernel commit 765d704db1f5 ("raid5: only dispatch IO from raid5d for harddisk
-/// raid", Shaohua Li, 2016): a 9-disk RAID 5 whose disks could take 1,440 MB/s of sequential
-/// writes did ~600 MB/s with `raid5d` alone, which the commit names as the bottleneck. Eight
-/// data pages of 4 KiB per stripe head: 600e6 / 32,768 = 18,300 heads per second, 54.6 µs
-/// each. That machine was an Atom server; a current Xeon core handles a head several times
-/// faster, so give `--md-stripe-cost` from a measurement on your CPU class when you have one
-/// (docs/model.md compares both with published NVMe md RAID 5 figures).
-pub const MD_STRIPE_COST_NANOS: f64 = 54_600.0;
+/// Source: Shaohua Li on linux-raid, 2012 (mail.spinics.net/lists/raid/msg39330.html, the
+/// series behind `group_thread_cnt`): on a 3-disk RAID 5 of PCIe flash "raid5 thread must
+/// handle > 450k requests per second" and cannot, and two worker threads besides `raid5d`
+/// gave "130% throughput improvement" to "pretty close to theory value". `raid5d` alone then
+/// handled about 450,000 / 2.3 = 196,000 4 KiB writes (one stripe head each) per second,
+/// 5.1 µs a head; less the two data pages' copy and parity at [`MD_PAGE_COST_NANOS`] that
+/// leaves 4.5 µs. docs/model.md checks it against the other published figures.
+pub const MD_STRIPE_COST_NANOS: f64 = 4_500.0;
+
+/// The Linux kernel's boot-time XOR benchmark on a cloud Xeon core (`xor: automatically using
+/// best checksumming function: avx : 27444.000 MB/sec`, a Travis CI VM at 2.3 GHz, public
+/// build log): bytes of one 4 KiB page XORed into another per second.
+pub const MD_XOR_BYTES_PER_SEC: f64 = 27.444e9;
+
+/// The kernel's boot-time RAID 6 syndrome benchmark on the same class of VM (`raid6: using
+/// algorithm avx2x4 gen() 21820 MB/s`, public Travis CI build log): data bytes per second
+/// turned into P and Q.
+pub const MD_PQ_BYTES_PER_SEC: f64 = 21.82e9;
+
+/// Default CPU time per 4 KiB page a stripe head's parity computation reads, RAID 5: the page
+/// copied from the bio into the stripe cache (md's default `skip_copy` 0) and XORed, each at
+/// the XOR benchmark's rate: 2 × 4096 / 27.444e9 s = 0.30 µs.
+pub const MD_PAGE_COST_NANOS: f64 = 2.0 * 4096.0 / MD_XOR_BYTES_PER_SEC * 1e9;
+
+/// The per-page cost of kernel commit 765d704db1f5's Atom server (2016): a 9-disk RAID 5
+/// whose `raid5d` alone handled ~600 MB/s of large sequential writes, 18,300 eight-page full
+/// stripes a second, 54.6 µs each, 6.8 µs a page (with batching the pass cost is spread over
+/// up to a chunk of heads, so the page cost is what that figure measures). Give
+/// `--md-page-cost 6.8us` to model such a CPU; it was the default (as 54.6 µs a head) before.
+pub const MD_ATOM_PAGE_COST_NANOS: f64 = 54_600.0 / 8.0;
 
 /// How md handles RAID 5/6 writes (drivers/md/raid5.c, Documentation/admin-guide/md.rst).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,8 +80,30 @@ pub struct MdSettings {
     /// Worker threads handling stripe heads besides `raid5d` (`group_thread_cnt`, default 0:
     /// `raid5d` alone).
     pub group_thread_cnt: u32,
-    /// CPU time one stripe head takes in the thread that handles it.
+    /// CPU time of one pass of the stripe state machine (a head, or a batch of adjacent
+    /// full-stripe heads) in the thread that handles it.
     pub stripe_cost_nanos: f64,
+    /// CPU time per 4 KiB page the parity computation reads (copy into the stripe cache and
+    /// XOR or P+Q); `None`: from [`MD_XOR_BYTES_PER_SEC`] and, for RAID 6,
+    /// [`MD_PQ_BYTES_PER_SEC`].
+    pub page_cost_nanos: Option<f64>,
+}
+
+impl MdSettings {
+    /// The per-page cost for RAID 5 (`raid6` false) or RAID 6: the given one, or the copy at
+    /// the XOR rate plus the XOR (RAID 5) or syndrome (RAID 6) computation.
+    pub fn page_cost_nanos(&self, raid6: bool) -> f64 {
+        self.page_cost_nanos.unwrap_or_else(|| {
+            let copy = 4096.0 / MD_XOR_BYTES_PER_SEC;
+            let parity = 4096.0
+                / if raid6 {
+                    MD_PQ_BYTES_PER_SEC
+                } else {
+                    MD_XOR_BYTES_PER_SEC
+                };
+            (copy + parity) * 1e9
+        })
+    }
 }
 
 impl Default for MdSettings {
@@ -66,6 +112,7 @@ impl Default for MdSettings {
             stripe_cache_size: super::md::DEFAULT_STRIPE_CACHE_SIZE,
             group_thread_cnt: 0,
             stripe_cost_nanos: MD_STRIPE_COST_NANOS,
+            page_cost_nanos: None,
         }
     }
 }

@@ -241,6 +241,28 @@ pub struct MdModel {
     saved: u64,
     /// Member bios since the last [`MdModel::take_ops`], when recording.
     log: Option<Vec<MdOp>>,
+    /// Stripe heads wait for [`MdModel::handle_head`] instead of being handled at the end of
+    /// their bio (the timing engine decides when md's threads reach them).
+    deferred: bool,
+    /// Heads the bios observed since the last [`MdModel::take_touched`] wrote to, in order of
+    /// first touch (deferred mode).
+    touched: Vec<u64>,
+    /// Heads handled inside [`MdModel::observe`] since the last [`MdModel::take_touched`]
+    /// because a new write overlapped a page still pending there (deferred mode).
+    forced: Vec<(u64, u32)>,
+}
+
+/// How one stripe head was handled, for the timing engine's CPU cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handled {
+    /// No pre-read: every data page was written.
+    pub full: bool,
+    /// Member pre-reads issued.
+    pub reads: u32,
+    /// Pages the parity computation reads (the data pages for a full stripe or
+    /// reconstruct-write; the written pages' old and new data and the old parity for
+    /// read-modify-write).
+    pub parity_source_pages: u32,
 }
 
 impl MdModel {
@@ -267,6 +289,9 @@ impl MdModel {
             full: 0,
             saved: 0,
             log: None,
+            deferred: false,
+            touched: Vec::new(),
+            forced: Vec::new(),
             config: config.clone(),
         })
     }
@@ -274,6 +299,49 @@ impl MdModel {
     /// Records every member bio from now on, for [`MdModel::take_ops`].
     pub fn record_ops(&mut self) {
         self.log = Some(Vec::new());
+    }
+
+    /// Leaves every RAID 5/6 stripe head with pending writes for [`MdModel::handle_head`]: no
+    /// head is handled at the end of its bio, full or not (except when a new write overlaps a
+    /// page still pending, which md resolves first). The timing engine calls this and hands
+    /// heads to md's threads as they come free, so bios in flight gather in the heads.
+    pub fn defer_handling(&mut self) {
+        self.deferred = true;
+    }
+
+    /// Moves the heads written since the last call into `touched` (once per page written, so
+    /// a head appears once per data member the bio wrote there) and the heads handled early because of an overlapping write (with
+    /// their parity source pages) into `forced`.
+    pub fn take_touched(&mut self, touched: &mut Vec<u64>, forced: &mut Vec<(u64, u32)>) {
+        touched.append(&mut self.touched);
+        forced.append(&mut self.forced);
+    }
+
+    /// True when head `key` has a pending write on every data page (a full-stripe write).
+    pub fn head_is_full(&self, key: u64) -> bool {
+        let full = self.full_mask(key / self.chunk_pages);
+        self.heads
+            .get(&key)
+            .is_some_and(|h| h.pending & full == full)
+    }
+
+    /// True when head `key` has writes waiting to be handled.
+    pub fn head_is_pending(&self, key: u64) -> bool {
+        self.heads.get(&key).is_some_and(|h| h.pending != 0)
+    }
+
+    /// Stripe heads (4 KiB pages) per chunk: heads `key` and `key + 1` share their chunk row
+    /// (and so their parity member) unless `key + 1` is a multiple of this.
+    pub fn chunk_pages(&self) -> u64 {
+        self.chunk_pages
+    }
+
+    /// Handles head `key` now (rmw, rcw or full stripe, decided on the pages pending now),
+    /// logging its member bios; `None` when nothing is pending there.
+    pub fn handle_head(&mut self, key: u64) -> Option<Handled> {
+        let h = self.handle(key);
+        self.evict();
+        h
     }
 
     /// Moves the member bios recorded since the last call into `out`.
@@ -427,7 +495,14 @@ impl MdModel {
             // A write overlapping a page already pending waits for that stripe to be handled
             // (md's R5_Overlap), then is written on its own: overlapping writes never merge.
             if self.heads.get(&key).is_some_and(|h| h.pending & bit != 0) {
-                self.handle(key);
+                if let Some(h) = self.handle(key) {
+                    if self.deferred {
+                        self.forced.push((key, h.parity_source_pages));
+                    }
+                }
+            }
+            if self.deferred {
+                self.touched.push(key);
             }
             let h = self.heads.entry(key).or_default();
             if h.pending == 0 && h.last_use != 0 {
@@ -435,12 +510,14 @@ impl MdModel {
             }
             if h.pending == 0 {
                 h.first_bio = bios;
-                self.pending.push_back(key);
+                if !self.deferred {
+                    self.pending.push_back(key);
+                }
             }
             h.pending |= bit;
             h.last_use = clock;
             let pending = h.pending;
-            if pending & full == full {
+            if pending & full == full && !self.deferred {
                 self.handle(key);
             }
         }
@@ -451,8 +528,13 @@ impl MdModel {
         (0..self.data_disks).fold(0u64, |m, d| m | 1u64 << (self.data_member(row, d) % 64))
     }
 
-    /// Handles the pending heads whose gather window has passed.
+    /// Handles the pending heads whose gather window has passed (in deferred mode the caller
+    /// decides, so this only keeps the stripe cache within its size).
     fn handle_due(&mut self) {
+        if self.deferred {
+            self.evict();
+            return;
+        }
         while let Some(&key) = self.pending.front() {
             match self.heads.get(&key) {
                 Some(h) if h.pending != 0 => {
@@ -506,12 +588,10 @@ impl MdModel {
     }
 
     /// Runs rmw or rcw on one head and writes its pages.
-    fn handle(&mut self, key: u64) {
-        let Some(mut h) = self.heads.get(&key).copied() else {
-            return;
-        };
+    fn handle(&mut self, key: u64) -> Option<Handled> {
+        let mut h = self.heads.get(&key).copied()?;
         if h.pending == 0 {
-            return;
+            return None;
         }
         let row = key / self.chunk_pages;
         let (p, q) = self.parity_layout(row);
@@ -564,6 +644,16 @@ impl MdModel {
         h.pending = 0;
         self.heads.insert(key, h);
         self.lru.insert(h.last_use, key);
+        let parity_source_pages = if written == data || reads != rmw_set || reads == 0 {
+            data.count_ones()
+        } else {
+            2 * written.count_ones() + parity_mask.count_ones()
+        };
+        Some(Handled {
+            full: written == data,
+            reads: reads.count_ones(),
+            parity_source_pages,
+        })
     }
 
     /// Keeps at most `stripe_cache_size` heads, reusing the least recently used idle ones.

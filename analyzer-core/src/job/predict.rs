@@ -82,9 +82,13 @@ pub struct ControllerSettings {
     /// Linux md RAID 5/6: `group_thread_cnt` (worker threads besides `raid5d`).
     #[serde(default)]
     pub md_group_thread_cnt: Option<u32>,
-    /// Linux md RAID 5/6: CPU time per stripe head in the handling thread.
+    /// Linux md RAID 5/6: CPU time per pass of the stripe state machine (a head, or a batch
+    /// of adjacent full-stripe heads) in the handling thread.
     #[serde(default)]
     pub md_stripe_cost_nanos: Option<f64>,
+    /// Linux md RAID 5/6: CPU time per 4 KiB page of parity input (copy and XOR or P+Q).
+    #[serde(default)]
+    pub md_page_cost_nanos: Option<f64>,
 }
 
 /// One layout.
@@ -203,7 +207,8 @@ impl ArrayParams {
         }
         let md_given = c.md_stripe_cache_size.is_some()
             || c.md_group_thread_cnt.is_some()
-            || c.md_stripe_cost_nanos.is_some();
+            || c.md_stripe_cost_nanos.is_some()
+            || c.md_page_cost_nanos.is_some();
         match &mut cfg.controller.md {
             Some(md) => {
                 if let Some(n) = c.md_stripe_cache_size {
@@ -233,11 +238,20 @@ impl ArrayParams {
                     }
                     md.stripe_cost_nanos = ns;
                 }
+                if let Some(ns) = c.md_page_cost_nanos {
+                    if !(ns.is_finite() && ns >= 0.0) {
+                        return Err(JobError::invalid(
+                            format!("page cost {ns} ns"),
+                            "expected a duration of 0 or more",
+                        ));
+                    }
+                    md.page_cost_nanos = Some(ns);
+                }
             }
             None if md_given => {
                 return Err(JobError::invalid(
                     "md settings",
-                    "stripe_cache_size, group_thread_cnt and the stripe cost apply to Linux md, not to a hardware controller",
+                    "stripe_cache_size, group_thread_cnt and the stripe and page costs apply to Linux md, not to a hardware controller",
                 ))
             }
             None => {}

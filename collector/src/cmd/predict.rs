@@ -153,10 +153,16 @@ pub struct Args {
     /// raid5d alone, as md).
     #[arg(long = "group-thread-cnt", value_name = "N")]
     pub group_thread_cnt: Option<u32>,
-    /// Linux md RAID 5/6: CPU time one stripe head takes in raid5d (default 54.6us; see
-    /// docs/model.md for the source).
+    /// Linux md RAID 5/6: CPU time of one pass of md's stripe state machine in raid5d (a
+    /// stripe head, or a batch of adjacent full-stripe heads; default 4.5us, a 2012-class
+    /// Xeon core; see docs/model.md for the sources).
     #[arg(long = "md-stripe-cost", value_name = "DURATION")]
     pub md_stripe_cost: Option<String>,
+    /// Linux md RAID 5/6: CPU time per 4 KiB page of parity input (copy and XOR or P+Q;
+    /// default from the kernel's boot-time XOR and RAID 6 benchmarks, 0.30us for RAID 5;
+    /// 6.8us models the 2016 Atom server of docs/model.md).
+    #[arg(long = "md-page-cost", value_name = "DURATION")]
+    pub md_page_cost: Option<String>,
     /// Only the requests from START to END after the trace's first request (`10s..70s`), as
     /// the web app's brushed time window.
     #[arg(long, value_name = "START..END")]
@@ -260,6 +266,12 @@ pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
                 .map(parse_duration_nanos)
                 .transpose()
                 .context("--md-stripe-cost")?,
+            md_page_cost_nanos: args
+                .md_page_cost
+                .as_deref()
+                .map(parse_duration_nanos)
+                .transpose()
+                .context("--md-page-cost")?,
         },
         ..layout
     };
