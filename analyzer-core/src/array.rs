@@ -37,7 +37,7 @@ pub use controller::ControllerModel;
 pub use device::{DeviceModel, DiskPreset};
 pub use engine::{Engine, HostIo, RunResult, Target, Tier};
 pub use layout::{Level, Member, Node, ParityWrite};
-pub use product_tier::DmCacheTier;
+pub use product_tier::{BcacheTier, DmCacheTier};
 pub use profile::{AccessSpec, Generator, ProfileKind};
 
 use crate::event::{IoEvent, Op};

@@ -1971,4 +1971,54 @@ fn issue_10_predict_replays_dm_cache_through_its_own_model() {
         (read_bytes, write_bytes),
         "the approximation sends the disks something else"
     );
+
+    // bcache likewise: in write-through the backing disk reads every bio bcache counts as a
+    // miss and writes every write.
+    let bcache = json(&[
+        "simulate",
+        &b,
+        "-q",
+        "--json",
+        "--preset",
+        "bcache",
+        "--cache-size",
+        "512MiB",
+        "--mode",
+        "wt",
+    ]);
+    let stats = &bcache["result"]["stats"];
+    let p = json(&[
+        "predict",
+        &b,
+        "-q",
+        "--json",
+        "--layout",
+        "raid0",
+        "--disks",
+        "1",
+        "--disk",
+        "sata-7k2",
+        "--qd",
+        "8",
+        "--cache-size",
+        "512MiB",
+        "--mode",
+        "wt",
+        "--preset",
+        "bcache",
+    ]);
+    let with = &p["configs"][0]["with_cache"];
+    assert!(p["cache_description"]
+        .as_str()
+        .or(p["configs"][0]["cache_description"].as_str())
+        .is_some_and(|d| d.contains("bcache, the kernel's model")));
+    let misses = stats["cache_misses"].as_u64().expect("misses")
+        + stats["cache_bypass_misses"]
+            .as_u64()
+            .expect("bypass misses");
+    assert_eq!(sum(with, "reads"), misses);
+    assert_eq!(
+        sum(with, "writes"),
+        stats["writes"].as_u64().expect("writes")
+    );
 }

@@ -1,13 +1,19 @@
 //! The kernels' own cache models as the array replay's cache tier: `predict --preset dm-cache`
-//! replays a trace through [`crate::cache::dmcache`] (Linux 6.1 dm-cache with smq, checked
-//! against the kernel in docs/validation.md) instead of the generic approximation.
+//! replays a trace through [`crate::cache::dmcache`] (Linux 6.1 dm-cache with smq) and
+//! `--preset bcache` through [`crate::cache::bcache`], both checked against the kernel in
+//! docs/validation.md, instead of the generic approximations.
 //!
 //! The model decides each bio's hits and misses from the trace's own timing (its policy ticks
 //! when tagged bios complete, promotions end one origin trip after the bio that asked for
 //! them), not from the replay's predicted timing: the answers are the ones
 //! `simulate --preset dm-cache` counts. What the replay times is what the model sends to the
 //! origin (the array): missed pieces, promotion copy reads, writebacks, write-through writes.
+//! bcache's tier sends the backing device (the array) what bcache does per bio: a read that
+//! is not wholly cached reads the bio from it, a write-through or bypassed write writes it;
+//! write-back writes stay in the cache (bcache's writeback to the backing device, paced by
+//! its writeback rate, is not modelled).
 
+use crate::cache::bcache::{BcacheConfig, BcacheConfigError, BcacheMode, BcacheModel};
 use crate::cache::dmcache::{Device, DeviceOp, DmCacheConfig, DmCacheConfigError, DmCacheMode};
 use crate::cache::dmcache::{DmCacheModel, DmCacheStatus};
 use crate::event::{IoEvent, Op};
@@ -90,6 +96,83 @@ impl CacheTier for DmCacheTier {
                     // bio); write-through also writes the origin, which the write waits for.
                     hit: self.write_back && !missed,
                     writes_cache: cache_write,
+                }
+            }
+            Op::Discard | Op::Flush => CacheAccess {
+                hit: true,
+                writes_cache: false,
+            },
+        }
+    }
+
+    fn writes_back(&self) -> bool {
+        self.write_back
+    }
+
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+}
+
+/// bcache in front of the array (its backing device).
+pub struct BcacheTier {
+    model: BcacheModel,
+    write_back: bool,
+    description: String,
+}
+
+impl BcacheTier {
+    pub fn new(
+        config: &BcacheConfig,
+        description: impl Into<String>,
+    ) -> Result<BcacheTier, BcacheConfigError> {
+        Ok(BcacheTier {
+            model: BcacheModel::new(config)?,
+            write_back: config.mode == BcacheMode::WriteBack,
+            description: description.into(),
+        })
+    }
+
+    /// Extents the model indexes (its memory grows with them).
+    pub fn occupancy_extents(&self) -> u64 {
+        self.model.extents()
+    }
+}
+
+impl CacheTier for BcacheTier {
+    fn access(&mut self, r: &IoEvent, backend: &mut Vec<IoEvent>) -> CacheAccess {
+        let before = self.model.stats().clone();
+        self.model.observe(r);
+        let after = self.model.stats();
+        let to_backing = IoEvent {
+            latency_nanos: None,
+            pid: None,
+            ..*r
+        };
+        match r.op {
+            Op::Read => {
+                // `cache_hits` and `cache_bypass_hits`: every sector cached, served from it.
+                let hit = after.cache_hits + after.cache_bypass_hits
+                    > before.cache_hits + before.cache_bypass_hits;
+                if !hit {
+                    backend.push(to_backing);
+                }
+                CacheAccess {
+                    hit,
+                    writes_cache: after.miss_insert_bytes > before.miss_insert_bytes,
+                }
+            }
+            Op::Write => {
+                let dirty = after.writes_dirty > before.writes_dirty;
+                let clean = after.writes_clean > before.writes_clean;
+                if !dirty {
+                    // Write-through (clean), bypassed or write-around: the backing device is
+                    // written and the write waits for it.
+                    backend.push(to_backing);
+                }
+                CacheAccess {
+                    hit: dirty,
+                    writes_cache: dirty || clean,
                 }
             }
             Op::Discard | Op::Flush => CacheAccess {
@@ -197,6 +280,44 @@ mod tests {
             // One-block reads: a read is a hit exactly when its one piece hit.
             assert_eq!(read_hits, s.read_hits, "{mode:?}");
             assert_eq!(reads_seen, s.read_hits + s.read_misses);
+        }
+    }
+
+    /// bcache's tier answers per bio as its counters do: a read is served by the cache exactly
+    /// when bcache counts a (bypass) hit, and the backing device sees every other read and
+    /// every write that is not kept dirty.
+    #[test]
+    fn bcache_tier_follows_the_model_s_counters() {
+        for mode in [
+            BcacheMode::WriteBack,
+            BcacheMode::WriteThrough,
+            BcacheMode::WriteAround,
+        ] {
+            let config = BcacheConfig {
+                mode,
+                bucket_bytes: 16 * KIB,
+                ..BcacheConfig::new(16 * MIB)
+            };
+            let events = trace();
+            let mut tier = BcacheTier::new(&config, "bcache").expect("tier");
+            let (mut read_hits, mut backing_reads, mut backing_writes) = (0u64, 0u64, 0u64);
+            let mut backend = Vec::new();
+            for e in &events {
+                backend.clear();
+                let a = tier.access(e, &mut backend);
+                read_hits += u64::from(e.op == Op::Read && a.hit);
+                backing_reads += backend.iter().filter(|b| b.op == Op::Read).count() as u64;
+                backing_writes += backend.iter().filter(|b| b.op == Op::Write).count() as u64;
+            }
+            let s = tier.model.stats();
+            assert_eq!(read_hits, s.cache_hits + s.cache_bypass_hits, "{mode:?}");
+            assert_eq!(backing_reads, s.reads - read_hits, "{mode:?}");
+            assert_eq!(backing_writes, s.writes - s.writes_dirty, "{mode:?}");
+            assert!(read_hits > 0, "{mode:?}: {s:?}");
+            match mode {
+                BcacheMode::WriteBack => assert!(s.writes_dirty > 0 && backing_writes < s.writes),
+                _ => assert_eq!(backing_writes, s.writes, "{mode:?}"),
+            }
         }
     }
 }

@@ -949,6 +949,16 @@ impl BcacheModel {
         }
     }
 
+    /// The counters so far (insertions still waiting for their backing read are not made).
+    pub fn stats(&self) -> &BcacheStats {
+        &self.stats
+    }
+
+    /// Extents in the index (its memory grows with them).
+    pub fn extents(&self) -> u64 {
+        self.index.len() as u64
+    }
+
     pub fn finish(mut self) -> BcacheResult {
         // No bio follows: the rest complete after the last one (their timing changes nothing).
         let at = self.last_time;

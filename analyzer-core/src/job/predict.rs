@@ -13,8 +13,8 @@
 //! With the product name `dm-cache` (`--preset dm-cache`) a trace replay's tier is the kernel's
 //! own model ([`DmCacheTier`]), which decides from the trace's own timing (its policy ticks
 //! follow bio completions); a first pass measures the origin it caches (the highest byte the
-//! trace touches, or the recorded device's size). Synthetic profiles have no such timing and
-//! keep the generic approximation, and say so; `bcache` names the approximation here.
+//! trace touches, or the recorded device's size); `bcache` runs bcache's ([`BcacheTier`]).
+//! Synthetic profiles have no such timing and keep the generic approximations, and say so.
 
 pub mod md;
 
@@ -27,12 +27,13 @@ use super::{CacheParams, Job, JobError, LineFootprint, WindowFilter, WindowNanos
 use crate::array::controller_preset::ControllerPreset;
 use crate::array::device::DeviceModel;
 use crate::array::spec::{device_with_overrides, ArraySpec};
-use crate::array::DmCacheTier;
 use crate::array::{
     cache_warmup_requests, run_synthetic, sweep_depths, AccessSpec, ArrayConfig, CacheAccess,
     CacheDevices, CacheTier, ControllerModel, CurvePoint, DiskPreset, Member, Node, ProfileKind,
     RunResult, SimulatorTier, StandardLevel, Synthetic, TraceReplay,
 };
+use crate::array::{BcacheTier, DmCacheTier};
+use crate::cache::bcache::{BcacheConfig, BcacheMode};
 use crate::cache::dmcache::{DmCacheConfig, DmCacheMode};
 use crate::cache::SimConfig;
 use crate::job::simulate::model::KernelModel;
@@ -736,6 +737,46 @@ impl Predict {
                 answers: Vec::new(),
                 backend: Vec::new(),
             })));
+        } else if let Some(params) = self
+            .plan
+            .request
+            .cache
+            .as_ref()
+            .filter(|c| c.product_model() == Some(KernelModel::Bcache))
+        {
+            // bcache's own model: make-bcache's default buckets, bcache's defaults otherwise.
+            let mode = BcacheMode::from_name(&params.mode)
+                .filter(|m| *m != BcacheMode::None)
+                .ok_or_else(|| {
+                    JobError::invalid(
+                        format!("bcache mode {}", params.mode),
+                        "bcache caches in writethrough (wt), writeback (wb) or writearound (wa)",
+                    )
+                })?;
+            let line = params.line_bytes;
+            let cache_bytes = params.size().lines(line, self.footprint_lines)? * line;
+            let config = BcacheConfig {
+                mode,
+                ..BcacheConfig::new(cache_bytes)
+            };
+            let desc = format!(
+                "bcache, the kernel's model (Linux 6.1, docs/cache.md): {}, {} buckets of {}, {}, sequential cutoff {}; writeback to the backing device not modelled",
+                bytes(cache_bytes),
+                count(config.nbuckets()),
+                bytes(config.bucket_bytes),
+                params.mode,
+                bytes(config.sequential_cutoff_bytes)
+            );
+            let tier = BcacheTier::new(&config, desc.clone()).map_err(JobError::Bcache)?;
+            if let Some((_, d)) = &mut self.cache {
+                *d = desc;
+            }
+            self.memo = Some(Rc::new(RefCell::new(Memo {
+                tier: ReplayTier::Bcache(Box::new(tier)),
+                base: 0,
+                answers: Vec::new(),
+                backend: Vec::new(),
+            })));
         } else if let Some((cfg, desc)) = &self.cache {
             let sim = SimulatorTier::new(cfg, desc.clone())?;
             self.memo = Some(Rc::new(RefCell::new(Memo {
@@ -839,9 +880,6 @@ impl Predict {
                 "cache tier: {desc} on {}, starting cold",
                 r.cache_devices.describe()
             ));
-            if r.cache.as_ref().and_then(CacheParams::product_model) == Some(KernelModel::Bcache) {
-                assumptions.push("bcache's own model (simulate --preset bcache) does not drive the replay yet: the tier is the generic approximation above".into());
-            }
         }
         if r.configs
             .iter()
@@ -1198,6 +1236,7 @@ fn finish_runs(
 enum ReplayTier {
     Sim(Box<SimulatorTier>),
     DmCache(Box<DmCacheTier>),
+    Bcache(Box<BcacheTier>),
 }
 
 impl ReplayTier {
@@ -1205,6 +1244,7 @@ impl ReplayTier {
         match self {
             ReplayTier::Sim(t) => t.as_mut(),
             ReplayTier::DmCache(t) => t.as_mut(),
+            ReplayTier::Bcache(t) => t.as_mut(),
         }
     }
 
@@ -1212,6 +1252,7 @@ impl ReplayTier {
         match self {
             ReplayTier::Sim(t) => t.writes_back(),
             ReplayTier::DmCache(t) => t.writes_back(),
+            ReplayTier::Bcache(t) => t.writes_back(),
         }
     }
 
@@ -1219,6 +1260,7 @@ impl ReplayTier {
         match self {
             ReplayTier::Sim(t) => t.describe(),
             ReplayTier::DmCache(t) => t.describe(),
+            ReplayTier::Bcache(t) => t.describe(),
         }
     }
 
@@ -1227,6 +1269,7 @@ impl ReplayTier {
         match self {
             ReplayTier::Sim(t) => t.occupancy_lines(),
             ReplayTier::DmCache(t) => t.occupancy_blocks(),
+            ReplayTier::Bcache(t) => t.occupancy_extents(),
         }
     }
 }
