@@ -1874,12 +1874,13 @@ fn issue_10_published_smart_array_p421_cached_random_writes_miss_by_destage_dept
     assert!((-0.60..=-0.35).contains(&e), "error {:+.1}%", e * 100.0);
 }
 
-/// Issue 10: `predict --preset dm-cache` replays the trace through dm-cache's own model, not the
-/// generic approximation: what the array's member disks read and write is what the model sends
-/// the origin in `simulate --preset dm-cache` (on one disk, bytes for bytes, but for the few
-/// migrations still in flight when the trace ends), and it differs from the approximation's.
+/// Issue 10: `predict --preset dm-cache` and `--preset bcache` replay the trace through the
+/// kernels' own models, not the generic approximations: what the array's member disks read and
+/// write is what the model sends the origin in `simulate` (on one disk, bytes for bytes, but for
+/// the few migrations still in flight when the trace ends), and differs from the
+/// approximation's.
 #[test]
-fn issue_10_predict_replays_dm_cache_through_its_own_model() {
+fn issue_10_predict_replays_the_kernels_caches_through_their_own_models() {
     let bios = data_dir().join("lab/dmc-wb32k-128m-z099-rw60/bios.bst");
     let b = bios.display().to_string();
     let json = |args: &[&str]| -> serde_json::Value {
@@ -1906,20 +1907,17 @@ fn issue_10_predict_replays_dm_cache_through_its_own_model() {
         "wb",
     ]);
     let origin = &model["result"]["origin"];
-    let predict = |preset: &str| {
-        json(&[
-            "predict",
-            &b,
-            "-q",
-            "--json",
-            "--layout",
-            "raid0",
-            "--disks",
-            "1",
-            "--disk",
-            "sata-7k2",
-            "--qd",
-            "8",
+    // RAID 0 of one disk: its member I/O is the origin's (backing device's) I/O.
+    let predict = |cache: &[&str]| {
+        let mut args = vec![
+            "predict", &b, "-q", "--json", "--layout", "raid0", "--disks", "1", "--disk",
+            "sata-7k2", "--qd", "8",
+        ];
+        args.extend_from_slice(cache);
+        json(&args)
+    };
+    let dm = |preset| {
+        predict(&[
             "--cache-size",
             "128MiB",
             "--cache-line",
@@ -1930,7 +1928,7 @@ fn issue_10_predict_replays_dm_cache_through_its_own_model() {
             preset,
         ])
     };
-    let p = predict("dm-cache");
+    let p = dm("dm-cache");
     assert_eq!(p["request"]["cache"]["preset"], "dm-cache");
     let c = &p["configs"][0];
     assert!(
@@ -1964,7 +1962,7 @@ fn issue_10_predict_replays_dm_cache_through_its_own_model() {
         write_bytes <= model_writes && model_writes - write_bytes <= 8 * 32768,
         "member writes {write_bytes} B, the model's origin writes {model_writes} B"
     );
-    let approx = predict("dm-cache-approx");
+    let approx = dm("dm-cache-approx");
     let a = &approx["configs"][0]["with_cache"];
     assert_ne!(
         (sum(a, "read_bytes"), sum(a, "write_bytes")),
@@ -1987,19 +1985,7 @@ fn issue_10_predict_replays_dm_cache_through_its_own_model() {
         "wt",
     ]);
     let stats = &bcache["result"]["stats"];
-    let p = json(&[
-        "predict",
-        &b,
-        "-q",
-        "--json",
-        "--layout",
-        "raid0",
-        "--disks",
-        "1",
-        "--disk",
-        "sata-7k2",
-        "--qd",
-        "8",
+    let p = predict(&[
         "--cache-size",
         "512MiB",
         "--mode",
