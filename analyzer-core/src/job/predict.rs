@@ -744,7 +744,9 @@ impl Predict {
             .as_ref()
             .filter(|c| c.product_model() == Some(KernelModel::Bcache))
         {
-            // bcache's own model: make-bcache's default buckets, bcache's defaults otherwise.
+            // bcache's own model with bcache's defaults; make-bcache's default 512 KiB buckets,
+            // halved until the cache has the 513 buckets bcache needs (a user making a small
+            // cache passes a smaller --bucket; predict has no such flag).
             let mode = BcacheMode::from_name(&params.mode)
                 .filter(|m| *m != BcacheMode::None)
                 .ok_or_else(|| {
@@ -755,10 +757,13 @@ impl Predict {
                 })?;
             let line = params.line_bytes;
             let cache_bytes = params.size().lines(line, self.footprint_lines)? * line;
-            let config = BcacheConfig {
+            let mut config = BcacheConfig {
                 mode,
                 ..BcacheConfig::new(cache_bytes)
             };
+            while config.nbuckets() <= 512 && config.bucket_bytes > 4096 {
+                config.bucket_bytes /= 2;
+            }
             let desc = format!(
                 "bcache, the kernel's model (Linux 6.1, docs/cache.md): {}, {} buckets of {}, {}, sequential cutoff {}; writeback to the backing device not modelled",
                 bytes(cache_bytes),
