@@ -28,7 +28,6 @@ pub mod simulate;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{Admission, CacheChoice, ConfigError, PolicyKind, Preset, SimConfig, WriteMode};
-use crate::hash::block_key;
 use crate::stat::Footprint;
 use crate::{Diagnostics, IoEvent, Op, TraceHeader};
 
@@ -339,9 +338,8 @@ impl LineFootprint {
 
     pub fn observe(&mut self, e: &IoEvent) {
         if matches!(e.op, Op::Read | Op::Write) && e.len_bytes > 0 {
-            for l in e.block_range(self.line_bytes) {
-                self.set.insert(block_key(e.device, l));
-            }
+            self.set
+                .insert_blocks(e.device, e.block_range(self.line_bytes));
         }
     }
 
