@@ -40,6 +40,13 @@ pub trait Job {
     fn begin_pass(&mut self, pass: usize);
     /// One event, in trace order.
     fn observe(&mut self, e: &IoEvent);
+    /// Consecutive events, in trace order: [`Job::observe`] for each (hosts that read in
+    /// batches call this, so that the per-event call is not through a trait object).
+    fn observe_batch(&mut self, events: &[IoEvent]) {
+        for e in events {
+            self.observe(e);
+        }
+    }
     /// Ends the current pass; the header and diagnostics are the decoder's at the end of it.
     fn end_pass(&mut self, header: &TraceHeader, diagnostics: &Diagnostics)
         -> Result<(), JobError>;
