@@ -29,6 +29,26 @@ fn decode_count(mut decoder: impl Decoder, bytes: &[u8]) -> u64 {
     n
 }
 
+/// [`decode_count`] in batches of 1,024 (`Decoder::next_events`), as the CLI's job loop reads.
+fn decode_count_batches(mut decoder: impl Decoder, bytes: &[u8]) -> u64 {
+    let mut n = 0u64;
+    let mut batch = Vec::with_capacity(1024);
+    let mut drain = |decoder: &mut dyn Decoder| loop {
+        batch.clear();
+        match decoder.next_events(&mut batch, 1024) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k as u64,
+        }
+    };
+    for chunk in bytes.chunks(1 << 20) {
+        decoder.push(chunk);
+        drain(&mut decoder);
+    }
+    decoder.finish();
+    drain(&mut decoder);
+    n
+}
+
 fn native(c: &mut Criterion) {
     let events = synth::events(EVENTS);
     let header = synth::header();
@@ -51,6 +71,11 @@ fn native(c: &mut Criterion) {
             BenchmarkId::new("bytes", format!("{compression:?}")),
             &bytes,
             |b, bytes| b.iter(|| decode_count(NativeDecoder::new(), bytes)),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("bytes_batches", format!("{compression:?}")),
+            &bytes,
+            |b, bytes| b.iter(|| decode_count_batches(NativeDecoder::new(), bytes)),
         );
         group.throughput(Throughput::Elements(events.len() as u64));
         group.bench_with_input(

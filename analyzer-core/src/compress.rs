@@ -679,23 +679,16 @@ impl<D: Decoder> Decompressing<D> {
     pub fn into_inner(self) -> D {
         self.inner
     }
-}
 
-impl<D: Decoder> Decoder for Decompressing<D> {
-    fn push(&mut self, bytes: &[u8]) {
-        if matches!(self.decompressor.stage, Stage::Plain) && self.decompressor.pending_bytes() == 0
-        {
-            // Uncompressed input: no copy through the decompressor.
-            self.inner.push(bytes);
-        } else {
-            self.decompressor.push(bytes);
-        }
-    }
-
-    fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
+    /// What `take` gets from the inner decoder (`None`: it needs more input), feeding it more
+    /// decompressed bytes until it gives something or the input ends.
+    fn pull<T>(
+        &mut self,
+        mut take: impl FnMut(&mut D) -> Result<Option<T>, DecodeError>,
+    ) -> Result<Option<T>, DecodeError> {
         loop {
-            if let Some(e) = self.inner.next_event()? {
-                return Ok(Some(e));
+            if let Some(x) = take(&mut self.inner)? {
+                return Ok(Some(x));
             }
             if self.inner_finished || self.failed {
                 return Ok(None);
@@ -714,6 +707,30 @@ impl<D: Decoder> Decoder for Decompressing<D> {
                 }
             }
         }
+    }
+}
+
+impl<D: Decoder> Decoder for Decompressing<D> {
+    fn push(&mut self, bytes: &[u8]) {
+        if matches!(self.decompressor.stage, Stage::Plain) && self.decompressor.pending_bytes() == 0
+        {
+            // Uncompressed input: no copy through the decompressor.
+            self.inner.push(bytes);
+        } else {
+            self.decompressor.push(bytes);
+        }
+    }
+
+    fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
+        self.pull(|d| d.next_event())
+    }
+
+    fn next_events(&mut self, out: &mut Vec<IoEvent>, max: usize) -> Result<usize, DecodeError> {
+        if max == 0 {
+            return Ok(0);
+        }
+        let n = self.pull(|d| Ok(Some(d.next_events(out, max)?).filter(|&n| n > 0)))?;
+        Ok(n.unwrap_or(0))
     }
 
     fn finish(&mut self) {

@@ -201,6 +201,14 @@ pub trait Decoder {
     /// [`Decoder::finish`], when there is nothing left).
     fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError>;
 
+    /// Appends up to `max` next events to `out` (the same events, in the same order, as
+    /// [`Decoder::next_event`] would give) and returns how many; 0 means what `Ok(None)` means.
+    /// On `Err`, the events appended before the error stay in `out`. Decoders that decode in
+    /// batches override it to hand a batch over at once: no call and no `Result` per event.
+    fn next_events(&mut self, out: &mut Vec<IoEvent>, max: usize) -> Result<usize, DecodeError> {
+        next_events_one_by_one(out, max, || self.next_event())
+    }
+
     /// Signals the end of input. Events still buffered remain available from `next_event`.
     fn finish(&mut self);
 
@@ -218,6 +226,9 @@ impl<D: Decoder + ?Sized> Decoder for Box<D> {
     fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
         (**self).next_event()
     }
+    fn next_events(&mut self, out: &mut Vec<IoEvent>, max: usize) -> Result<usize, DecodeError> {
+        (**self).next_events(out, max)
+    }
     fn finish(&mut self) {
         (**self).finish()
     }
@@ -227,6 +238,25 @@ impl<D: Decoder + ?Sized> Decoder for Box<D> {
     fn diagnostics(&self) -> &Diagnostics {
         (**self).diagnostics()
     }
+}
+
+/// [`Decoder::next_events`] from a `next_event`: the default of every decoder that does not
+/// decode in batches.
+#[inline]
+pub fn next_events_one_by_one(
+    out: &mut Vec<IoEvent>,
+    max: usize,
+    mut next_event: impl FnMut() -> Result<Option<IoEvent>, DecodeError>,
+) -> Result<usize, DecodeError> {
+    let mut n = 0;
+    while n < max {
+        match next_event()? {
+            Some(e) => out.push(e),
+            None => break,
+        }
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// Everything a decoder produced from a whole input: for tests and small inputs.
@@ -486,6 +516,10 @@ pub trait MultiDecoder {
     fn push(&mut self, input: usize, bytes: &[u8]);
     fn finish_input(&mut self, input: usize);
     fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError>;
+    /// [`Decoder::next_events`] for the merged stream.
+    fn next_events(&mut self, out: &mut Vec<IoEvent>, max: usize) -> Result<usize, DecodeError> {
+        next_events_one_by_one(out, max, || self.next_event())
+    }
     /// The input whose buffered data ran out and that is not finished, if any.
     fn wants(&self) -> Option<usize>;
     fn header(&self) -> &TraceHeader;

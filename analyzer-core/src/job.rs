@@ -28,7 +28,6 @@ pub mod simulate;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{Admission, CacheChoice, ConfigError, PolicyKind, Preset, SimConfig, WriteMode};
-use crate::hash::block_key;
 use crate::stat::Footprint;
 use crate::{Diagnostics, IoEvent, Op, TraceHeader};
 use simulate::model::KernelModel;
@@ -42,6 +41,13 @@ pub trait Job {
     fn begin_pass(&mut self, pass: usize);
     /// One event, in trace order.
     fn observe(&mut self, e: &IoEvent);
+    /// Consecutive events, in trace order: [`Job::observe`] for each (hosts that read in
+    /// batches call this, so that the per-event call is not through a trait object).
+    fn observe_batch(&mut self, events: &[IoEvent]) {
+        for e in events {
+            self.observe(e);
+        }
+    }
     /// Ends the current pass; the header and diagnostics are the decoder's at the end of it.
     fn end_pass(&mut self, header: &TraceHeader, diagnostics: &Diagnostics)
         -> Result<(), JobError>;
@@ -340,9 +346,8 @@ impl LineFootprint {
 
     pub fn observe(&mut self, e: &IoEvent) {
         if matches!(e.op, Op::Read | Op::Write) && e.len_bytes > 0 {
-            for l in e.block_range(self.line_bytes) {
-                self.set.insert(block_key(e.device, l));
-            }
+            self.set
+                .insert_blocks(e.device, e.block_range(self.line_bytes));
         }
     }
 

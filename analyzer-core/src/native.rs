@@ -656,6 +656,90 @@ mod tests {
         assert!(!reason.contains("UnexpectedEnd"), "{reason}");
     }
 
+    /// What the CLI's decoder for a native file (in the ordering window) gives for `bytes`
+    /// pushed `push` bytes at a time, read event by event (`max` `None`) or in batches of
+    /// `max`: the events, the header, the diagnostics and the error that stopped it.
+    fn read_ordered(
+        bytes: &[u8],
+        push: usize,
+        max: Option<usize>,
+    ) -> (Vec<IoEvent>, TraceHeader, Diagnostics, Option<String>) {
+        let mut d = crate::TraceFormat::Native
+            .decoder(&crate::decode::DecodeOptions::default())
+            .expect("a decoder");
+        let mut events = Vec::new();
+        let mut drain = |d: &mut Box<dyn Decoder>| -> Result<(), crate::DecodeError> {
+            match max {
+                None => {
+                    while let Some(e) = d.next_event()? {
+                        events.push(e);
+                    }
+                }
+                Some(max) => while d.next_events(&mut events, max)? > 0 {},
+            }
+            Ok(())
+        };
+        let mut error = None;
+        for chunk in bytes.chunks(push) {
+            d.push(chunk);
+            if let Err(e) = drain(&mut d) {
+                error = Some(e.to_string());
+                break;
+            }
+        }
+        if error.is_none() {
+            d.finish();
+            error = drain(&mut d).err().map(|e| e.to_string());
+        }
+        (events, d.header().clone(), d.diagnostics().clone(), error)
+    }
+
+    /// Past the ordering window: records far out of order are moved forward (clamped) in the
+    /// same places whether read one by one or in batches.
+    #[test]
+    fn batches_clamp_what_single_events_clamp() {
+        // Records late by a few records, by about the window (16,384 records) and by more.
+        let late_by = [100u64, 16_383, 16_384, 16_385, 16_700, 17_500, 40_000];
+        let events: Vec<IoEvent> = (0..150_000u64)
+            .map(|i| {
+                let late = if i % 20_000 == 19_999 {
+                    late_by[(i / 20_000) as usize % late_by.len()] * 1_000 - 500
+                } else {
+                    0
+                };
+                ev((i * 1_000).saturating_sub(late), i * 4096, 4096, Op::Read)
+            })
+            .collect();
+        let bytes = encode_all(&header(), &events, EncodeOptions::default());
+        let one = read_ordered(&bytes, 1 << 20, None);
+        // The rule itself: the window pushed one record at a time, releasing one whenever it
+        // holds more than it may.
+        let mut window = crate::decode::order::Reorder::default();
+        let mut own = Diagnostics::default();
+        let mut want = Vec::new();
+        for &e in &decode(&bytes, bytes.len()).events {
+            window.push(e, String::new, &mut own);
+            want.extend(window.pop_relative(false, &mut own));
+        }
+        while let Some(e) = window.pop_relative(true, &mut own) {
+            want.push(e);
+        }
+        assert_eq!(one.0, want);
+        // Half a record less late than the list says: the last three are past the window.
+        assert_eq!(own.clamped_records, 3);
+        assert_eq!(
+            (one.2.clamped_records, one.2.out_of_order_records),
+            (own.clamped_records, own.out_of_order_records)
+        );
+        for max in [1, 100, 1024, 5000] {
+            assert_eq!(
+                read_ordered(&bytes, 1 << 20, Some(max)),
+                one,
+                "batches of {max}"
+            );
+        }
+    }
+
     fn arb_event() -> impl Strategy<Value = IoEvent> {
         (
             any::<u64>(),
@@ -696,6 +780,30 @@ mod tests {
             prop_assert_eq!(&one_shot.diagnostics, &Diagnostics::default());
             prop_assert_eq!(&decode(&bytes, 1), &one_shot);
             prop_assert_eq!(&decode(&bytes, 7), &one_shot);
+        }
+
+        /// Batches of any size (`next_events`, as the CLI reads) give exactly what `next_event`
+        /// gives: events, header, diagnostics and errors, through the ordering window, from
+        /// damaged files and in any push size.
+        #[test]
+        fn batches_give_what_single_events_give(
+            events in proptest::collection::vec(arb_event(), 0..300),
+            chunk_events in 1usize..64,
+            lz4 in any::<bool>(),
+            damage in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
+            push in 1usize..5000,
+            max in 1usize..3000,
+        ) {
+            let options = EncodeOptions {
+                chunk_events,
+                compression: if lz4 { Compression::Lz4 } else { Compression::None },
+            };
+            let mut bytes = encode_all(&header(), &events, options);
+            for (at, byte) in damage {
+                let at = 12 + at % (bytes.len() - 12);
+                bytes[at] ^= byte;
+            }
+            prop_assert_eq!(read_ordered(&bytes, push, None), read_ordered(&bytes, push, Some(max)));
         }
 
         #[test]

@@ -5,7 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::decode::Diagnostics;
 use crate::event::{IoEvent, Op, TraceHeader};
-use crate::hash::{block_key, mix64, BlockTable};
+
+pub mod footprint;
+
+pub use self::footprint::Footprint;
 
 /// Block size for the footprint, as the issue and the users count it.
 pub const FOOTPRINT_BLOCK_BYTES: u64 = 4096;
@@ -239,9 +242,8 @@ impl Stat {
             Op::Write => b.writes += 1,
             _ => b.other += 1,
         }
-        for block in e.block_range(FOOTPRINT_BLOCK_BYTES) {
-            self.footprint.insert(block_key(e.device, block));
-        }
+        self.footprint
+            .insert_blocks(e.device, e.block_range(FOOTPRINT_BLOCK_BYTES));
         if matches!(e.op, Op::Read | Op::Write) {
             self.data_requests += 1;
             if self.continues_stream(e) {
@@ -259,7 +261,6 @@ impl Stat {
             if e.op != Op::Flush {
                 seen ^= self
                     .footprint
-                    .set
                     .prefetch_blocks(e.device, e.block_range(FOOTPRINT_BLOCK_BYTES));
             }
         }
@@ -355,51 +356,6 @@ impl Stat {
     }
 }
 
-/// Counts distinct keys exactly up to a limit, then by spatial sampling with a shrinking
-/// threshold (fixed-size SHARDS): only keys whose hash falls below the threshold are kept, and
-/// the count is divided by the sampling rate. Memory never exceeds the limit.
-#[derive(Debug)]
-pub struct Footprint {
-    set: BlockTable<()>,
-    limit: usize,
-    /// Keys are kept when `mix64(key) >> 40 < threshold` (24-bit hash space).
-    threshold: u64,
-}
-
-const FOOTPRINT_HASH_SPACE: u64 = 1 << 24;
-
-impl Footprint {
-    pub fn new(limit: usize) -> Footprint {
-        Footprint {
-            set: BlockTable::new(),
-            limit: limit.max(16),
-            threshold: FOOTPRINT_HASH_SPACE,
-        }
-    }
-
-    pub fn insert(&mut self, key: u64) {
-        if self.threshold < FOOTPRINT_HASH_SPACE && (mix64(key) >> 40) >= self.threshold {
-            return;
-        }
-        self.set.insert_if_absent(key, ());
-        while self.set.len() > self.limit && self.threshold > 1 {
-            self.threshold /= 2;
-            let t = self.threshold;
-            self.set.retain(|k, _| (mix64(k) >> 40) < t);
-        }
-    }
-
-    /// The distinct count (estimated when sampling kicked in) and whether it is exact.
-    pub fn estimate(&self) -> (u64, bool) {
-        if self.threshold == FOOTPRINT_HASH_SPACE {
-            (self.set.len() as u64, true)
-        } else {
-            let rate = self.threshold as f64 / FOOTPRINT_HASH_SPACE as f64;
-            ((self.set.len() as f64 / rate).round() as u64, false)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,19 +432,5 @@ mod tests {
         assert!((r.sequential_fraction - 2.0 / 5.0).abs() < 1e-12);
         assert_eq!(r.size_histogram[0].writes, 1); // 10 bytes
         assert_eq!(r.size_histogram[3].reads, 2); // 4 KiB
-    }
-
-    #[test]
-    fn sampled_footprint_is_close_and_bounded() {
-        let mut f = Footprint::new(10_000);
-        for k in 0..1_000_000u64 {
-            f.insert(k);
-            f.insert(k / 2);
-        }
-        let (n, exact) = f.estimate();
-        assert!(!exact);
-        assert!(f.set.len() <= 10_000);
-        let err = (n as f64 - 1e6).abs() / 1e6;
-        assert!(err < 0.05, "{n}");
     }
 }

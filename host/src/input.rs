@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use analyzer_core::compress::Codec;
 use analyzer_core::decode::merge::Merge;
-use analyzer_core::decode::{Action, DecodeOptions, MultiDecoder};
+use analyzer_core::decode::{Action, DecodeError, DecodeOptions, MultiDecoder};
 use analyzer_core::job::Job;
 use analyzer_core::{Diagnostics, IoEvent, TraceFormat, TraceHeader};
 use anyhow::{bail, Context};
@@ -221,7 +221,33 @@ pub fn read_events(
     args: &InputArgs,
     mut each: impl FnMut(&IoEvent),
 ) -> anyhow::Result<ReadSummary> {
-    read_events_with_header(args, |_, e| each(e))
+    read_event_batches(args, |events| events.iter().for_each(&mut each))
+}
+
+/// Events handed to [`read_event_batches`]' consumer at once (at most).
+const BATCH_EVENTS: usize = 1024;
+
+/// Like [`read_events`], but hands the events over in batches (in order, at most
+/// [`BATCH_EVENTS`] at a time): decoders that decode in batches then pass each one on whole
+/// (`Decoder::next_events`), with no call through the decoder objects per event.
+pub fn read_event_batches(
+    args: &InputArgs,
+    each: impl FnMut(&[IoEvent]),
+) -> anyhow::Result<ReadSummary> {
+    let mut consumer = (each, Vec::with_capacity(BATCH_EVENTS));
+    read_with(
+        args,
+        &mut consumer,
+        |(each, _), _, e| each(std::slice::from_ref(e)),
+        |(each, batch), decoder| {
+            batch.clear();
+            let read = decoder.next_events(batch, BATCH_EVENTS);
+            if !batch.is_empty() {
+                each(batch);
+            }
+            read.map(|n| n > 0)
+        },
+    )
 }
 
 /// Like [`read_events`], but also passes the header as known at each event, so a consumer can
@@ -230,8 +256,31 @@ pub fn read_events_with_header(
     args: &InputArgs,
     mut each: impl FnMut(&TraceHeader, &IoEvent),
 ) -> anyhow::Result<ReadSummary> {
+    read_with(
+        args,
+        &mut each,
+        |each, h, e| each(h, e),
+        |each, decoder| match decoder.next_event()? {
+            Some(e) => {
+                each(decoder.header(), &e);
+                Ok(true)
+            }
+            None => Ok(false),
+        },
+    )
+}
+
+/// The read loop behind [`read_events_with_header`] and [`read_event_batches`]: Parquet inputs
+/// go to `each` event by event; any other input's decoder is emptied by `pull` (whether it gave
+/// anything), then fed more bytes. Both get `consumer`.
+fn read_with<C>(
+    args: &InputArgs,
+    consumer: &mut C,
+    mut each: impl FnMut(&mut C, &TraceHeader, &IoEvent),
+    mut pull: impl FnMut(&mut C, &mut dyn MultiDecoder) -> Result<bool, DecodeError>,
+) -> anyhow::Result<ReadSummary> {
     let paths = expand_inputs(&args.inputs)?;
-    if let Some(read) = read_parquet(args, &paths, &mut each)? {
+    if let Some(read) = read_parquet(args, &paths, &mut |h, e| each(consumer, h, e))? {
         return Ok(read);
     }
     let total: u64 = paths
@@ -255,7 +304,7 @@ pub fn read_events_with_header(
         let head = std::mem::take(&mut s.head);
         decoder.push(i, &head);
     }
-    drive(decoder.as_mut(), &mut sources, &mut each)?;
+    drive(decoder.as_mut(), &mut sources, |d| pull(consumer, d))?;
     bar.finish_and_clear();
     let header = decoder.header().clone();
     let diagnostics = decoder.diagnostics().clone();
@@ -417,7 +466,9 @@ pub fn run_job<J: Job>(args: &InputArgs, mut job: J) -> anyhow::Result<(J::Outpu
     let mut quiet = args.clone();
     while pass < job.passes() {
         job.begin_pass(pass);
-        let read = read_events(if pass == 0 { args } else { &quiet }, |e| job.observe(e))?;
+        let read = read_event_batches(if pass == 0 { args } else { &quiet }, |events| {
+            job.observe_batch(events)
+        })?;
         job.end_pass(&read.header, &read.diagnostics)?;
         summary = Some(read);
         quiet.quiet = true;
@@ -433,16 +484,16 @@ pub fn run_job<J: Job>(args: &InputArgs, mut job: J) -> anyhow::Result<(J::Outpu
 fn drive(
     decoder: &mut dyn MultiDecoder,
     sources: &mut [Source],
-    each: &mut impl FnMut(&TraceHeader, &IoEvent),
+    mut pull: impl FnMut(&mut dyn MultiDecoder) -> Result<bool, DecodeError>,
 ) -> anyhow::Result<()> {
     let mut buf = vec![0u8; CHUNK_BYTES];
     // The input pushed last: a decode error is about it.
     let mut last = 0;
     loop {
         loop {
-            match decoder.next_event() {
-                Ok(Some(e)) => each(decoder.header(), &e),
-                Ok(None) => break,
+            match pull(decoder) {
+                Ok(true) => {}
+                Ok(false) => break,
                 Err(e) => {
                     let what = if sources.len() == 1 {
                         shown(&sources[0].path)

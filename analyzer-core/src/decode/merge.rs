@@ -211,6 +211,13 @@ impl<D: Decoder> MultiDecoder for Single<D> {
         }
         e
     }
+    fn next_events(&mut self, out: &mut Vec<IoEvent>, max: usize) -> Result<usize, DecodeError> {
+        let n = self.decoder.next_events(out, max);
+        if matches!(n, Ok(0)) && max > 0 {
+            self.starved = true;
+        }
+        n
+    }
     fn wants(&self) -> Option<usize> {
         (self.starved && !self.finished).then_some(0)
     }

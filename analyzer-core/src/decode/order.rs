@@ -218,7 +218,17 @@ pub(crate) struct InOrder<D: Decoder> {
     records: u64,
     finished: bool,
     inner_done: bool,
+    /// Records read from `inner` in one call of [`Decoder::next_events`], the next one to
+    /// take, and the error that call ended with (returned once they have been taken).
+    batch: Vec<IoEvent>,
+    batch_next: usize,
+    batch_error: Option<DecodeError>,
+    /// `next_event`'s one-event buffer.
+    one: Vec<IoEvent>,
 }
+
+/// Events [`InOrder`] asks its decoder for at once.
+const READ_BATCH_EVENTS: usize = 1024;
 
 impl<D: Decoder> InOrder<D> {
     pub fn new(inner: D) -> InOrder<D> {
@@ -227,6 +237,10 @@ impl<D: Decoder> InOrder<D> {
             reorder: Reorder::default(),
             own: Diagnostics::default(),
             merged: OnceCell::new(),
+            batch: Vec::new(),
+            batch_next: 0,
+            batch_error: None,
+            one: Vec::with_capacity(1),
             records: 0,
             finished: false,
             inner_done: false,
@@ -241,23 +255,49 @@ impl<D: Decoder> Decoder for InOrder<D> {
     }
 
     fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
+        let mut one = std::mem::take(&mut self.one);
+        one.clear();
+        let read = self.next_events(&mut one, 1);
+        let e = one.pop();
+        self.one = one;
+        read.map(|_| e)
+    }
+
+    fn next_events(&mut self, out: &mut Vec<IoEvent>, max: usize) -> Result<usize, DecodeError> {
         self.merged.take();
+        let mut n = 0;
         loop {
-            if let Some(e) = self.reorder.pop_relative(self.inner_done, &mut self.own) {
-                return Ok(Some(e));
-            }
-            if self.inner_done {
-                return Ok(None);
-            }
-            match self.inner.next_event()? {
-                Some(e) => {
-                    self.records += 1;
-                    let n = self.records;
-                    self.reorder
-                        .push(e, || format!("record {n}"), &mut self.own);
+            // Event by event exactly as `next_event` goes: release one when the window allows,
+            // else take the next record read.
+            while n < max {
+                if let Some(e) = self.reorder.pop_relative(self.inner_done, &mut self.own) {
+                    out.push(e);
+                    n += 1;
+                    continue;
                 }
-                None if self.finished => self.inner_done = true,
-                None => return Ok(None),
+                let Some(&e) = self.batch.get(self.batch_next) else {
+                    break;
+                };
+                self.batch_next += 1;
+                self.records += 1;
+                let at = self.records;
+                self.reorder
+                    .push(e, || format!("record {at}"), &mut self.own);
+            }
+            if n == max || self.inner_done {
+                return Ok(n);
+            }
+            if let Some(e) = self.batch_error.take() {
+                return Err(e);
+            }
+            self.batch.clear();
+            self.batch_next = 0;
+            match self.inner.next_events(&mut self.batch, READ_BATCH_EVENTS) {
+                Ok(0) if self.finished => self.inner_done = true,
+                Ok(0) => return Ok(n),
+                Ok(_) => {}
+                // The records read before the error go through the window first.
+                Err(e) => self.batch_error = Some(e),
             }
         }
     }

@@ -61,6 +61,11 @@ impl<V: Copy + Default> BlockTable<V> {
         self.len == 0
     }
 
+    /// Whether one more key would make the table grow (double its slots).
+    pub fn is_full(&self) -> bool {
+        (self.len + 1) * 4 > self.slots.len() * 3
+    }
+
     #[inline]
     fn home(key: u64, mask: usize) -> usize {
         let group = mix64(key / GROUP_BLOCKS) as usize;
@@ -161,7 +166,7 @@ impl<V: Copy + Default> BlockTable<V> {
             Probe::Found(i) => i,
             Probe::Vacant(mut i) => {
                 let v = make()?;
-                if (self.len + 1) * 4 > self.slots.len() * 3 {
+                if self.is_full() {
                     self.grow();
                     i = match self.probe(key) {
                         Probe::Found(i) | Probe::Vacant(i) => i,

@@ -447,15 +447,14 @@ impl ChunkReader {
         self.cols[TAGS].len()
     }
 
-    /// Decodes up to `max` more events of the chunk started with `payload` into `out` (cleared
-    /// first). After the last event, checks that every column was used up exactly.
+    /// Decodes up to `max` more events of the chunk started with `payload`, appended to `out`.
+    /// After the last event, checks that every column was used up exactly.
     pub(super) fn read_batch(
         &mut self,
         payload: &[u8],
         out: &mut Vec<IoEvent>,
         max: usize,
     ) -> Result<(), String> {
-        out.clear();
         let column = |i: usize| Column::new(&payload[self.cols[i].clone()], COLUMN_NAMES[i]);
         let n = self.remaining().min(max);
         let tags = &payload[self.cols[TAGS].start..self.cols[TAGS].start + n];

@@ -207,6 +207,54 @@ impl NativeDecoder {
         }
     }
 
+    /// Decodes the next batch of the current events chunk into `self.events`.
+    fn refill(&mut self) {
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        self.next = 0;
+        self.decode_batch(&mut events);
+        self.events = events;
+    }
+
+    /// Appends the next batch of the current events chunk (at most [`BATCH_EVENTS`]) to `out`;
+    /// a batch that does not decode is dropped and the rest of its chunk skipped.
+    fn decode_batch(&mut self, out: &mut Vec<IoEvent>) {
+        let from = out.len();
+        let batch = self.reader.read_batch(&self.payload, out, BATCH_EVENTS);
+        if let Some(max) = out[from..].iter().map(|e| e.device).max() {
+            self.devices_used = self.devices_used.max(max as usize + 1);
+            pad_devices(&mut self.header, self.devices_used);
+        }
+        if let Err(why) = batch {
+            out.truncate(from);
+            self.reader = ChunkReader::default();
+            let at = self.chunk_at;
+            self.diagnostics
+                .skip(|| format!("native: chunk at byte {at}: {why}"));
+        }
+    }
+
+    /// Reads the next chunk or frame once no decoded event is left: whether anything changed.
+    /// At the end of the input it accounts for the tail; a fatal error fails the decoder.
+    fn advance(&mut self) -> Result<bool, DecodeError> {
+        match self.step() {
+            Ok(true) => Ok(true),
+            Ok(false) => {
+                if self.finished && !self.tail_done {
+                    self.tail_done = true;
+                    self.account_tail();
+                }
+                Ok(false)
+            }
+            Err(e) => {
+                self.stage = Stage::Failed;
+                self.buf = Vec::new();
+                self.pos = 0;
+                Err(e)
+            }
+        }
+    }
+
     /// After `finish`, accounts for whatever could not be decoded.
     fn account_tail(&mut self) {
         let rest = (self.buf.len() - self.pos) as u64;
@@ -446,38 +494,44 @@ impl Decoder for NativeDecoder {
                 return Ok(Some(e));
             }
             if self.reader.remaining() > 0 {
-                self.next = 0;
-                let batch = self
-                    .reader
-                    .read_batch(&self.payload, &mut self.events, BATCH_EVENTS);
-                if let Some(max) = self.events.iter().map(|e| e.device).max() {
-                    self.devices_used = self.devices_used.max(max as usize + 1);
-                    pad_devices(&mut self.header, self.devices_used);
-                }
-                if let Err(why) = batch {
-                    self.events.clear();
-                    self.reader = ChunkReader::default();
-                    let at = self.chunk_at;
-                    self.diagnostics
-                        .skip(|| format!("native: chunk at byte {at}: {why}"));
+                self.refill();
+                continue;
+            }
+            if !self.advance()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    fn next_events(&mut self, out: &mut Vec<IoEvent>, max: usize) -> Result<usize, DecodeError> {
+        let mut n = 0;
+        loop {
+            let left = &self.events[self.next..];
+            if !left.is_empty() {
+                let take = left.len().min(max - n);
+                out.extend_from_slice(&left[..take]);
+                self.next += take;
+                n += take;
+            }
+            if n == max {
+                return Ok(n);
+            }
+            let remaining = self.reader.remaining();
+            if remaining > 0 {
+                if max - n >= remaining.min(BATCH_EVENTS) {
+                    // Straight into the caller's buffer, in the same batches as `refill`.
+                    let from = out.len();
+                    self.decode_batch(out);
+                    n += out.len() - from;
+                } else {
+                    self.refill();
                 }
                 continue;
             }
-            match self.step() {
-                Ok(true) => continue,
-                Ok(false) => {
-                    if self.finished && !self.tail_done {
-                        self.tail_done = true;
-                        self.account_tail();
-                    }
-                    return Ok(None);
-                }
-                Err(e) => {
-                    self.stage = Stage::Failed;
-                    self.buf = Vec::new();
-                    self.pos = 0;
-                    return Err(e);
-                }
+            // A call never spans chunks: the header a caller reads after it is the one of
+            // every event it got.
+            if n > 0 || !self.advance()? {
+                return Ok(n);
             }
         }
     }
