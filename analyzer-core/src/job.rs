@@ -324,6 +324,7 @@ impl CacheSize {
 pub struct LineFootprint {
     line_bytes: u64,
     set: Footprint,
+    line_accesses: u64,
 }
 
 /// Lines counted exactly before [`LineFootprint`] samples (as `stat`'s footprint).
@@ -334,15 +335,22 @@ impl LineFootprint {
         LineFootprint {
             line_bytes: line_bytes.max(1),
             set: Footprint::new(FOOTPRINT_EXACT_LINES),
+            line_accesses: 0,
         }
     }
 
     pub fn observe(&mut self, e: &IoEvent) {
         if matches!(e.op, Op::Read | Op::Write) && e.len_bytes > 0 {
             for l in e.block_range(self.line_bytes) {
+                self.line_accesses += 1;
                 self.set.insert(block_key(e.device, l));
             }
         }
+    }
+
+    /// The lines of every read and write, counted once per access.
+    pub fn line_accesses(&self) -> u64 {
+        self.line_accesses
     }
 
     /// The line count, and whether it is exact.
