@@ -81,9 +81,19 @@ fn main() -> std::io::Result<()> {
             return Ok(());
         }
     }
-    let [estimate, exact, refined] = &results[..] else {
-        println!("the estimate was the whole trace (exact): one stage");
-        return Ok(());
+    let (estimate, refined) = match &results[..] {
+        [estimate, .., refined] => (estimate, refined),
+        _ => {
+            println!("the estimate was the whole trace (exact): one stage");
+            return Ok(());
+        }
+    };
+    // A trace of few line accesses has its cells exactly in the first stage.
+    let exact = if estimate.runs_estimated {
+        &results[1]
+    } else {
+        println!("the first stage's cells are exact (few line accesses); its curves estimated");
+        estimate
     };
     let rate = estimate.estimate_rate.unwrap_or(1.0);
     let sampled = estimate.curves[0]

@@ -259,7 +259,7 @@ impl Reducible for AppState {
                 }
                 // An estimate from a sample is shown at once and replaced by the exact answer
                 // (the job's next stage); the job computes until then.
-                let estimate = result.estimate_rate.is_some();
+                let estimate = result.runs_estimated;
                 let elapsed = s.cache_sim.started_ms.map(|t| now_ms - t);
                 if s.cache_sim.first_ms.is_none() {
                     s.cache_sim.first_ms = elapsed;
@@ -272,7 +272,7 @@ impl Reducible for AppState {
                 if result.request.with_curves {
                     s.cache_sim.curves = Some(Rc::new(result.curves.clone()));
                     // Estimated curves are refined by the worker's last stage.
-                    s.cache_sim.refining = estimate.then_some(job);
+                    s.cache_sim.refining = result.estimate_rate.is_some().then_some(job);
                     s.cache_sim.refine_progress = 0.0;
                     s.cache_sim.refined_ms = None;
                 }
@@ -492,7 +492,7 @@ mod tests {
         let run = |r| run_events(Simulate::new(r).expect("job"), &header, &events).expect("runs");
         let result = run(stages[0].clone());
         let rate = result.estimate_rate.expect("an estimate of a sample");
-        assert!(rate < 1.0);
+        assert!(rate < 1.0 && result.runs_estimated);
         assert_eq!(result.runs[0].sampled_rate, Some(rate));
         let exact = run(stages[1].clone());
         assert_eq!(exact.estimate_rate, None);

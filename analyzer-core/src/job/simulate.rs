@@ -54,6 +54,11 @@ pub const ESTIMATE_LINE_ACCESSES: u64 = 1 << 16;
 /// is sampled at a higher rate than [`ESTIMATE_LINE_ACCESSES`] alone would give it.
 pub const ESTIMATE_MIN_LINES: u64 = 1 << 13;
 
+/// Most line accesses of a trace whose estimate ([`Stage::Estimate`]) simulates the cells
+/// exactly, beside the sampled curves: its exact cells cost less than a second pass over the
+/// trace (decoding it again), so they come in the first answer and there is no exact stage.
+pub const ESTIMATE_EXACT_CELLS_LINE_ACCESSES: u64 = 1 << 19;
+
 /// The sampling rate of an estimate ([`Stage::Estimate`]) of a trace with this footprint and
 /// these line accesses: the sample holds about [`ESTIMATE_LINE_ACCESSES`] line accesses and at
 /// least about [`ESTIMATE_MIN_LINES`] lines; 1 (the whole trace, exact) for a small trace.
@@ -71,10 +76,12 @@ pub enum Stage {
     /// The cells (exactly, unless a host's memory bound samples them) and the curves if asked.
     #[default]
     All,
-    /// A first answer from one spatial sample: every cell and every curve on the lines whose
-    /// hash falls below one threshold, at the rate [`estimate_rate`] gives (MiniSim: caches
-    /// scaled by the rate, counts scaled back), so its work is bounded whatever the trace's
-    /// length. Results say so ([`SimulateResult::estimate_rate`]); at rate 1 it is exact.
+    /// A first answer from one spatial sample: every curve, and every cell of a trace of more
+    /// than [`ESTIMATE_EXACT_CELLS_LINE_ACCESSES`] line accesses (fewer: exactly), on the lines
+    /// whose hash falls below one threshold, at the rate [`estimate_rate`] gives (MiniSim:
+    /// caches scaled by the rate, counts scaled back, SHARDS's bias correction), so its work is
+    /// bounded whatever the trace's length. Results say so ([`SimulateResult::estimate_rate`],
+    /// [`SimulateResult::runs_estimated`]); at rate 1 it is exact.
     Estimate,
     /// The curves alone (no cells), bias-corrected as an estimate's (SHARDS_adj).
     Curves,
@@ -177,15 +184,18 @@ impl SimulateRequest {
             return std::iter::once(staged(Stage::All, self.with_curves)).collect();
         }
         let estimate = staged(Stage::Estimate, self.with_curves);
-        let whole = match (self.footprint_lines, self.line_accesses) {
-            (Some(f), Some(a)) => estimate_rate(f, a) >= 1.0,
-            _ => false,
+        let (whole, exact_cells) = match (self.footprint_lines, self.line_accesses) {
+            (Some(f), Some(a)) => (
+                estimate_rate(f, a) >= 1.0,
+                a <= ESTIMATE_EXACT_CELLS_LINE_ACCESSES,
+            ),
+            _ => (false, false),
         };
         if whole {
             return vec![estimate];
         }
         std::iter::once(estimate)
-            .chain(std::iter::once(exact))
+            .chain((!exact_cells).then_some(exact))
             .chain(curves)
             .collect()
     }
@@ -241,11 +251,15 @@ pub struct SimulateResult {
     pub runs: Vec<SimRun>,
     /// One MiniSim curve per policy, when asked for.
     pub curves: Vec<MrcReport>,
-    /// The sampling rate of a [`Stage::Estimate`] answer below 1: every run and curve is an
-    /// estimate from that spatial sample (the exact stages follow). `None`: not an estimate,
-    /// or one of the whole trace (exact).
+    /// The sampling rate of a [`Stage::Estimate`] answer below 1: every curve is an estimate
+    /// from that spatial sample, and the runs too when `runs_estimated` (the exact stages
+    /// follow). `None`: not an estimate, or one of the whole trace (exact).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate_rate: Option<f64>,
+    /// The runs are estimates from the sample of `estimate_rate` (a larger trace's first
+    /// answer; [`Stage::All`] brings them exactly).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub runs_estimated: bool,
 }
 
 /// A cell's simulator.
@@ -391,6 +405,8 @@ pub struct Simulate {
     line_accesses: Option<u64>,
     /// An estimate's sampling rate, once prepared.
     estimate_rate: Option<f64>,
+    /// Whether an estimate's cells run on its sample (else exactly).
+    cells_sampled: bool,
     prepared: bool,
     passes: usize,
     cells: Vec<Cell>,
@@ -496,6 +512,7 @@ impl Simulate {
             footprint_lines: request.footprint_lines,
             line_accesses: request.line_accesses,
             estimate_rate: None,
+            cells_sampled: false,
             request,
             grid,
             footprint,
@@ -535,10 +552,10 @@ impl Simulate {
         };
         let future = self.future.take().map(NextUseBuilder::finish);
         if self.request.stage == Stage::Estimate {
-            self.estimate_rate = Some(estimate_rate(
-                footprint.unwrap_or(0),
-                self.line_accesses.unwrap_or(0),
-            ));
+            let accesses = self.line_accesses.unwrap_or(0);
+            let rate = estimate_rate(footprint.unwrap_or(0), accesses);
+            self.estimate_rate = Some(rate);
+            self.cells_sampled = rate < 1.0 && accesses > ESTIMATE_EXACT_CELLS_LINE_ACCESSES;
         }
         let mut specs = Vec::new();
         for (index, params) in self.grid.iter().enumerate() {
@@ -553,7 +570,7 @@ impl Simulate {
                 params: params.clone(),
                 config,
                 limit,
-                estimate_rate: self.estimate_rate,
+                estimate_rate: self.estimate_rate.filter(|_| self.cells_sampled),
             });
         }
         // Cells for worker threads are built there, at the last pass's start.
@@ -753,6 +770,7 @@ impl Job for Simulate {
         Ok(SimulateResult {
             footprint_lines: self.footprint_lines,
             estimate_rate: self.estimate_rate.filter(|&r| r < 1.0),
+            runs_estimated: self.cells_sampled,
             runs: runs.into_iter().map(|(_, r)| r).collect(),
             curves: self
                 .curves
@@ -875,6 +893,7 @@ mod tests {
                 assert_eq!(stages.len(), 3, "{name}: a sample's estimate first");
                 let estimate = run(stages[0].clone(), events);
                 let rate = estimate.estimate_rate.expect("sampled");
+                assert!(estimate.runs_estimated, "{name}: the cells sampled too");
                 let sampled = estimate.curves[0]
                     .sampling
                     .as_ref()
@@ -953,6 +972,18 @@ mod tests {
             ..big.clone()
         };
         assert_eq!(kinds(&size_only), [Stage::Estimate, Stage::All]);
+        // A trace of few line accesses: its cells exactly in the first answer, beside the
+        // sampled curves, and no exact stage.
+        let mid = SimulateRequest {
+            footprint_lines: Some(4 << 20),
+            line_accesses: Some(ESTIMATE_EXACT_CELLS_LINE_ACCESSES),
+            ..big.clone()
+        };
+        assert_eq!(kinds(&mid), [Stage::Estimate, Stage::Curves]);
+        let first = run(mid.stages()[0].clone(), &events);
+        assert!(first.estimate_rate.is_some_and(|r| r < 1.0) && !first.runs_estimated);
+        let exact = run(SimulateRequest::new(mid.cache.clone()), &events);
+        assert_eq!(first.runs, exact.runs);
         // Without hints the rate is found in a first pass: still staged.
         let no_hints = SimulateRequest {
             footprint_lines: None,

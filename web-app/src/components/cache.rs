@@ -48,7 +48,7 @@ fn sim_card(r: &CacheSimResult) -> Html {
     };
     let w = &run.result.whole;
     let b = &w.counts.backend;
-    if r.estimate_rate.is_some() {
+    if r.runs_estimated {
         return html! {
             <div class="cards" data-testid="sim-result" data-final="false">
                 <div class="card estimate" data-testid="sim-hit" data-value={format!("{}", w.ratios.line_hit_ratio.unwrap_or(0.0))}>
@@ -524,7 +524,7 @@ pub fn CacheView(props: &CacheProps) -> Html {
                     }</p>
                 }
                 if let Some(r) = sim_result { { sim_card(r) } }
-                if let Some(rate) = sim_result.and_then(|r| r.estimate_rate) {
+                if let Some(rate) = sim_result.filter(|r| r.runs_estimated).and_then(|r| r.estimate_rate) {
                     <p class="notice" data-testid="cache-estimate" data-value={rate.to_string()}>{
                         format!("Estimate: a {} spatial sample of the lines ({} line accesses) ran in a cache scaled down by the same rate, with the sample's surplus or deficit of accesses counted as hits (MiniSim with SHARDS's correction; within about 0.01 of the exact hit ratio in our tests, docs/web.md). The exact simulation of every request is running and will replace it.",
                             rate_words(rate),
