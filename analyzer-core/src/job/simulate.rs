@@ -39,6 +39,10 @@ pub const CURVE_POLICIES: [&str; 4] = ["fifo", "arc", "s3fifo", "lirs"];
 /// Cache sizes per curve, evenly spaced up to the footprint.
 pub const CURVE_SIZES: u32 = 16;
 
+/// Cache sizes per curve of an estimate ([`Stage::Estimate`]): every other size of
+/// [`CURVE_SIZES`], since the miniatures are the first answer's main cost.
+pub const ESTIMATE_CURVE_SIZES: u32 = CURVE_SIZES / 2;
+
 /// The curves' work bound of an interactive first answer, in simulated passes over the trace
 /// per policy ([`SimulateRequest::curve_passes`]).
 pub const INTERACTIVE_CURVE_PASSES: f64 = MiniSimConfig::INTERACTIVE_PASSES;
@@ -590,7 +594,12 @@ impl Simulate {
             let f = footprint.unwrap_or(0);
             if f > 0 {
                 let base = self.grid[0].sim_config(footprint)?;
-                let sizes = linear_sizes(f, CURVE_SIZES);
+                let count = if self.request.stage == Stage::Estimate {
+                    ESTIMATE_CURVE_SIZES
+                } else {
+                    CURVE_SIZES
+                };
+                let sizes = linear_sizes(f, count);
                 let mut policies: Vec<PolicyKind> = CURVE_POLICIES
                     .iter()
                     .filter_map(|p| PolicyKind::from_name(p))
