@@ -16,6 +16,10 @@ use analyzer_core::hash::mix64;
 use analyzer_core::{IoEvent, Op};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
+#[path = "../examples/common/cpu.rs"]
+mod cpu;
+use cpu::cpu_secs;
+
 const ZIPF_ALPHA: f64 = 0.99;
 
 fn universe_lines() -> usize {
@@ -86,24 +90,6 @@ fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// CPU time of this process (user + system), from /proc/self/stat (10 ms ticks).
-fn cpu_secs() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|x| x.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
 }
 
 fn bench(c: &mut Criterion) {

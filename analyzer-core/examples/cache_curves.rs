@@ -12,16 +12,15 @@
 //! The events are decoded into memory first (not timed), as the worker's re-read would feed
 //! them; `synth` uses `mrc::synth` (drifting Zipf over 4 Mi items, scans, 4–64 KiB requests).
 
-use std::io::Read;
+mod common;
 
 use analyzer_core::cache::PolicyKind;
-use analyzer_core::decode::Decoder;
 use analyzer_core::hash::{block_key, IntSet};
 use analyzer_core::mrc::minisim::{MiniSim, MiniSimConfig};
 use analyzer_core::mrc::synth::{Synthetic, SyntheticConfig};
 use analyzer_core::mrc::{linear_sizes, mean_absolute_error, MrcReport};
-use analyzer_core::native::NativeDecoder;
 use analyzer_core::{IoEvent, Op, TraceHeader};
+use common::{cpu_secs, read_bst};
 
 const POLICIES: [PolicyKind; 5] = [
     PolicyKind::Fifo,
@@ -30,40 +29,6 @@ const POLICIES: [PolicyKind; 5] = [
     PolicyKind::Lirs,
     PolicyKind::Sieve,
 ];
-
-/// CPU time of this process (user + system), from /proc/self/stat (10 ms ticks).
-fn cpu_secs() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|x| x.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-fn read_bst(path: &str) -> std::io::Result<Vec<IoEvent>> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
-    let mut dec = NativeDecoder::new();
-    dec.push(&bytes);
-    dec.finish();
-    let mut events = Vec::new();
-    while let Some(e) = dec
-        .next_event()
-        .map_err(|e| std::io::Error::other(e.to_string()))?
-    {
-        events.push(e);
-    }
-    Ok(events)
-}
 
 fn run(config: MiniSimConfig, events: &[IoEvent]) -> (MrcReport, f64) {
     let cpu = cpu_secs();
@@ -83,7 +48,7 @@ fn main() -> std::io::Result<()> {
             ..SyntheticConfig::default()
         })
         .collect(),
-        (Some(path), None) => read_bst(path)?,
+        (Some(path), None) => read_bst(path)?.0,
         _ => {
             eprintln!("usage: cache_curves IN.bst | synth REQUESTS");
             std::process::exit(2);

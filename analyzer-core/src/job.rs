@@ -331,6 +331,7 @@ impl CacheSize {
 pub struct LineFootprint {
     line_bytes: u64,
     set: Footprint,
+    line_accesses: u64,
 }
 
 /// Lines counted exactly before [`LineFootprint`] samples (as `stat`'s footprint).
@@ -341,14 +342,21 @@ impl LineFootprint {
         LineFootprint {
             line_bytes: line_bytes.max(1),
             set: Footprint::new(FOOTPRINT_EXACT_LINES),
+            line_accesses: 0,
         }
     }
 
     pub fn observe(&mut self, e: &IoEvent) {
         if matches!(e.op, Op::Read | Op::Write) && e.len_bytes > 0 {
-            self.set
-                .insert_blocks(e.device, e.block_range(self.line_bytes));
+            let lines = e.block_range(self.line_bytes);
+            self.line_accesses += lines.end - lines.start;
+            self.set.insert_blocks(e.device, lines);
         }
+    }
+
+    /// The lines of every read and write, counted once per access.
+    pub fn line_accesses(&self) -> u64 {
+        self.line_accesses
     }
 
     /// The line count, and whether it is exact.

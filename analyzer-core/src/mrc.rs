@@ -152,6 +152,32 @@ pub fn mean_absolute_error(a: &[MrcPoint], b: &[MrcPoint]) -> Option<f64> {
     (n > 0).then(|| sum / n as f64)
 }
 
+/// The reference a sampled curve is measured against: every point of `points` simulated in
+/// full over `events` by a cold [`crate::cache::Simulator`] of `policy` (write-through, admit
+/// always, `line_bytes` lines). One simulation of the whole trace per point: for tests and
+/// accuracy measurements (`examples/cache_stages.rs`).
+pub fn simulated_points(
+    policy: crate::cache::PolicyKind,
+    line_bytes: u64,
+    points: &[MrcPoint],
+    events: &[IoEvent],
+) -> Result<Vec<MrcPoint>, crate::cache::ConfigError> {
+    points
+        .iter()
+        .map(|p| {
+            let config = crate::cache::SimConfig::new(policy, p.size_lines, line_bytes);
+            let mut sim = crate::cache::Simulator::new(&config)?;
+            events.iter().for_each(|e| sim.observe(e));
+            let h = sim.finish().whole.ratios.line_hit_ratio.unwrap_or(0.0);
+            Ok(MrcPoint {
+                hit_ratio: h,
+                miss_ratio: 1.0 - h,
+                ..p.clone()
+            })
+        })
+        .collect()
+}
+
 /// Points of `curve` at `sizes`.
 pub fn points(curve: &dyn HitCurve, sizes: &[u64], line_bytes: u64) -> Vec<MrcPoint> {
     sizes

@@ -342,8 +342,9 @@ fn mrc_cli_equals_worker_and_percentages_share_one_footprint() {
     assert_eq!(lru["points"][0]["size_lines"].as_u64(), Some(tenth));
 }
 
-/// The Cache view's first answer (issue 12): its sampled curves, the worker's simulate job with
-/// a work bound, are `blocksight mrc --minisim-max-passes` policy by policy.
+/// The simulate job's curves with a work bound (`curve_passes`, the Cache view's first curves
+/// before the estimate stage replaced them) are `blocksight mrc --minisim-max-passes` policy by
+/// policy.
 #[test]
 fn the_cache_views_sampled_curves_are_blocksight_mrc_with_a_work_bound() {
     use analyzer_core::job::simulate::{CURVE_POLICIES, INTERACTIVE_CURVE_PASSES};

@@ -335,10 +335,10 @@ fn minisim_on_the_real_sample_trace() {
     }
 }
 
-/// The Cache view's first curves (MiniSim bounded to a quarter pass per policy,
-/// `SimulateRequest::curve_passes`) against full simulation of every size on the real pgbench
-/// trace: the policies and the 16 sizes the view draws (issue 12). The refined curves that
-/// follow (MiniSim's defaults) are measured beside them.
+/// MiniSim bounded to a quarter pass per policy (`--minisim-max-passes 0.25`,
+/// `SimulateRequest::curve_passes`: the Cache view's first curves until its estimate stage)
+/// against full simulation of every size on the real pgbench trace: the policies and the 16
+/// sizes the view draws (issue 12). MiniSim's defaults are measured beside them.
 #[test]
 fn interactive_minisim_on_the_real_sample_trace() {
     use analyzer_core::job::simulate::{CURVE_POLICIES, CURVE_SIZES, INTERACTIVE_CURVE_PASSES};

@@ -18,7 +18,7 @@ use crate::embedded;
 use crate::state::{Action, AppState, Phase};
 use crate::units::duration;
 use crate::url_state::{UrlState, VIEWS};
-use crate::worker::cache_sim::{CacheSimRequest, INTERACTIVE_CURVE_PASSES};
+use crate::worker::cache_sim::{footprint_lines_at, line_accesses_at, CacheSimRequest};
 use crate::worker::codec::JsCodec;
 use crate::worker::predict::{PredictRequest, Staging};
 use crate::worker::protocol::{Request, Results, Source};
@@ -270,15 +270,13 @@ pub fn App() -> Html {
         let request = match (&state.results, state.url.view.as_str()) {
             (Some(results), "cache") if window_ready => {
                 let cache = chosen_cache(results, &state.url);
-                let footprint_lines = crate::worker::cache_sim::footprint_lines_at(
-                    &results.analysis.cache_sizing,
-                    cache.line_bytes,
-                );
+                let sizing = &results.analysis.cache_sizing;
                 Some(CacheSimRequest {
-                    footprint_lines: Some(footprint_lines),
+                    footprint_lines: Some(footprint_lines_at(sizing, cache.line_bytes)),
+                    line_accesses: Some(line_accesses_at(sizing, cache.line_bytes)),
+                    // The worker runs it in stages (`SimulateRequest::stages`): an estimate
+                    // from a sample first, then the exact cache, then the refined curves.
                     with_curves: true,
-                    // Sampled curves first; the worker refines them next (worker::refine_curves).
-                    curve_passes: Some(INTERACTIVE_CURVE_PASSES),
                     window_nanos: state.url.window_nanos(),
                     ..CacheSimRequest::new(cache)
                 })

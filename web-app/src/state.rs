@@ -92,10 +92,12 @@ pub struct CacheSimState {
     pub result: Option<Rc<CacheSimResult>>,
     pub curves: Option<Rc<Vec<MrcReport>>>,
     pub error: Option<String>,
-    /// UI clock when the running job was sent, and how long the last answer took.
+    /// UI clock when the running job was sent, how long its first answer took (an estimate
+    /// from a sample, or the exact answer when that came first) and how long the exact one.
     pub started_ms: Option<f64>,
+    pub first_ms: Option<f64>,
     pub elapsed_ms: Option<f64>,
-    /// The job whose sampled curves the worker is refining, and how far it has read (0 to 1).
+    /// The job whose estimated curves the worker is refining, and how far it has read (0 to 1).
     pub refining: Option<JobId>,
     pub refine_progress: f64,
     /// UI clock when the curves' job was sent, and how long their refinement took from then.
@@ -222,6 +224,7 @@ impl Reducible for AppState {
                 s.cache_sim.computing = Some(job);
                 s.cache_sim.next_job = job + 1;
                 s.cache_sim.started_ms = Some(now_ms);
+                s.cache_sim.first_ms = None;
                 if with_curves {
                     s.cache_sim.refining = None;
                     s.cache_sim.curves_started_ms = Some(now_ms);
@@ -254,18 +257,28 @@ impl Reducible for AppState {
                 if s.cache_sim.computing != Some(job) {
                     return self;
                 }
-                s.cache_sim.computing = None;
-                s.cache_sim.elapsed_ms = s.cache_sim.started_ms.map(|t| now_ms - t);
+                // An estimate from a sample is shown at once and replaced by the exact answer
+                // (the job's next stage); the job computes until then.
+                let estimate = result.runs_estimated;
+                let elapsed = s.cache_sim.started_ms.map(|t| now_ms - t);
+                if s.cache_sim.first_ms.is_none() {
+                    s.cache_sim.first_ms = elapsed;
+                }
+                if !estimate {
+                    s.cache_sim.computing = None;
+                    s.cache_sim.elapsed_ms = elapsed;
+                }
                 s.cache_sim.error = None;
                 if result.request.with_curves {
                     s.cache_sim.curves = Some(Rc::new(result.curves.clone()));
-                    // Sampled first curves are refined by the worker next.
-                    let sampled = result.request.curve_passes.is_some();
-                    s.cache_sim.refining = sampled.then_some(job);
+                    // Estimated curves are refined by the worker's last stage.
+                    s.cache_sim.refining = result.estimate_rate.is_some().then_some(job);
                     s.cache_sim.refine_progress = 0.0;
                     s.cache_sim.refined_ms = None;
                 }
-                s.cache_sim.result = Some(Rc::new(*result));
+                if estimate || !result.runs.is_empty() {
+                    s.cache_sim.result = Some(Rc::new(*result));
+                }
             }
             Action::Worker {
                 response: Response::CacheSimFailed { job, error },
@@ -452,24 +465,38 @@ mod tests {
         assert!(matches!(s.phase, Phase::Cancelled { .. }));
     }
 
-    /// Issue 12: the Cache view's first answer carries sampled curves, which the worker's
-    /// refinement then replaces; a new size alone keeps the refinement, new curves drop it.
+    /// Issue 12: the Cache view's first answer is an estimate from a sample (the cache and
+    /// the curves), shown at once; the exact simulation replaces the cache's numbers and ends
+    /// the computing, the refinement replaces the curves; a new size alone keeps the
+    /// refinement, new curves drop it.
     #[wasm_bindgen_test(unsupported = test)]
-    fn sampled_curves_are_replaced_by_their_refinement() {
-        use analyzer_core::job::simulate::{Simulate, INTERACTIVE_CURVE_PASSES};
-        use analyzer_core::job::{run_events, CacheParams};
-        let (events, header) = crate::test_support::sample_events(4_000);
+    fn an_estimate_comes_first_and_is_replaced_by_the_exact_answer() {
+        use analyzer_core::job::run_events;
+        use analyzer_core::job::simulate::{Simulate, Stage};
+        use analyzer_core::job::CacheParams;
+        let (events, header) = crate::test_support::sample_events(40_000);
         let request = crate::worker::cache_sim::CacheSimRequest {
             with_curves: true,
-            curve_passes: Some(INTERACTIVE_CURVE_PASSES),
-            footprint_lines: Some(20_000),
+            // As if the trace had far more accesses than these events: a sample's estimate.
+            line_accesses: Some(4 << 20),
             ..crate::worker::cache_sim::CacheSimRequest::new(CacheParams {
                 size_bytes: 16 << 20,
                 ..CacheParams::default()
             })
         };
-        let result =
-            run_events(Simulate::new(request).expect("job"), &header, &events).expect("runs");
+        let stages = request.stages();
+        assert_eq!(
+            stages.iter().map(|s| s.stage).collect::<Vec<_>>(),
+            [Stage::Estimate, Stage::All, Stage::Curves]
+        );
+        let run = |r| run_events(Simulate::new(r).expect("job"), &header, &events).expect("runs");
+        let result = run(stages[0].clone());
+        let rate = result.estimate_rate.expect("an estimate of a sample");
+        assert!(rate < 1.0 && result.runs_estimated);
+        assert_eq!(result.runs[0].sampled_rate, Some(rate));
+        let exact = run(stages[1].clone());
+        assert_eq!(exact.estimate_rate, None);
+        assert!(exact.curves.is_empty());
         let sampled = result.curves.clone();
         let mut refined = sampled.clone();
         refined[0].policy = "refined".into();
@@ -492,7 +519,28 @@ mod tests {
             300.0,
         );
         assert_eq!(s.cache_sim.refining, Some(1));
-        assert_eq!(s.cache_sim.elapsed_ms, Some(300.0));
+        assert_eq!(s.cache_sim.computing, Some(1), "the exact answer follows");
+        assert_eq!(s.cache_sim.first_ms, Some(300.0));
+        assert_eq!(s.cache_sim.elapsed_ms, None);
+        assert_eq!(s.cache_sim.curves.as_deref(), Some(&sampled));
+        assert_eq!(s.cache_sim.result.as_deref(), Some(&result));
+        let s = worker(
+            s,
+            Response::CacheSimulated {
+                job: 1,
+                result: Box::new(exact.clone()),
+            },
+            700.0,
+        );
+        assert_eq!(s.cache_sim.computing, None);
+        assert_eq!(s.cache_sim.first_ms, Some(300.0));
+        assert_eq!(s.cache_sim.elapsed_ms, Some(700.0));
+        assert_eq!(s.cache_sim.result.as_deref(), Some(&exact));
+        assert_eq!(
+            s.cache_sim.refining,
+            Some(1),
+            "the curves are still refined"
+        );
         assert_eq!(s.cache_sim.curves.as_deref(), Some(&sampled));
         // The size moves: a simulation alone, the refinement goes on.
         let s = start(s, 2, false);

@@ -16,7 +16,7 @@ use std::rc::Rc;
 use analyzer_core::decode::DecodeOptions;
 use analyzer_core::job::copy::{Copy, CopyRequest};
 use analyzer_core::job::predict::Predict;
-use analyzer_core::job::simulate::Simulate;
+use analyzer_core::job::simulate::{Simulate, Stage};
 use analyzer_core::job::Job;
 use analyzer_core::TraceFormat;
 use gloo_worker::{HandlerId, Worker, WorkerScope};
@@ -101,29 +101,29 @@ impl Worker for EngineWorker {
                 self.current_cache.set(job);
                 if request.with_curves {
                     // The old curves' refinement is of another policy, mode or line size.
-                    self.current_curves.set(0);
+                    self.current_curves.set(job);
                 }
                 let scope = scope.clone();
                 let current = self.current_cache.clone();
                 let current_curves = self.current_curves.clone();
                 wasm_bindgen_futures::spawn_local(async move {
-                    let refine = request.with_curves && request.curve_passes.is_some();
-                    let refined = CacheSimRequest {
-                        curve_passes: None,
-                        ..request.clone()
-                    };
-                    let Some(out) = simulate_cache(job, source.clone(), request, &current).await
-                    else {
-                        return;
-                    };
-                    let answered = matches!(out, Response::CacheSimulated { .. });
-                    scope.respond(id, out);
-                    if refine && answered {
-                        current_curves.set(job);
-                        if let Some(out) =
-                            refine_curves(&scope, id, job, source, refined, &current_curves).await
-                        {
-                            scope.respond(id, out);
+                    // The job's stages in turn (the estimate, the exact cells, the refined
+                    // curves). A newer request replaces the cells' stages; the curves' stage
+                    // only by a newer request with curves, so a new size alone keeps it.
+                    for stage in request.stages() {
+                        let out = if stage.stage == Stage::Curves {
+                            refine_curves(&scope, id, job, source.clone(), stage, &current_curves)
+                                .await
+                        } else {
+                            simulate_cache(job, source.clone(), stage, &current).await
+                        };
+                        let Some(out) = out else {
+                            continue;
+                        };
+                        let failed = matches!(out, Response::CacheSimFailed { .. });
+                        scope.respond(id, out);
+                        if failed {
+                            return;
                         }
                     }
                 });
@@ -183,8 +183,8 @@ async fn predict(
     }
 }
 
-/// Re-reads the trace and runs the simulation job (the Cache view's cache, and the policies'
-/// curves when asked) on the whole trace or the request's time window, as `blocksight
+/// Re-reads the trace and runs a stage of the simulation job (the Cache view's cache, and the
+/// policies' curves when asked) on the whole trace or the request's time window, as `blocksight
 /// simulate` does. `None` when a newer simulation replaced this one.
 async fn simulate_cache(
     job: JobId,
@@ -218,9 +218,9 @@ async fn simulate_cache(
     }
 }
 
-/// The Cache view's second answer: the same job with MiniSim's default miniatures instead of
-/// the first answer's work-bounded ones, posting its progress (the share of its passes read) at
-/// most every [`PREVIEW_EVERY_MS`]. `None` when a newer request with curves replaced it.
+/// The Cache view's last stage: the curves with MiniSim's default miniatures instead of the
+/// estimate's sampled ones, posting its progress (the share of its passes read) at most every
+/// [`PREVIEW_EVERY_MS`]. `None` when a newer request with curves replaced it.
 async fn refine_curves(
     scope: &WorkerScope<EngineWorker>,
     id: HandlerId,

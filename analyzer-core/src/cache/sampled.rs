@@ -11,7 +11,7 @@
 //! counted when at least one of their lines is in the sample, so request counts and back-end
 //! operation counts are scaled line-level estimates, not exact request tallies.
 
-use crate::event::IoEvent;
+use crate::event::{IoEvent, Op};
 use crate::hash::{block_key, mix64};
 use crate::mrc::shards::{rate_of_threshold, threshold_for_rate};
 
@@ -25,6 +25,10 @@ pub struct SampledSimulator {
     /// Lines with hash `<= threshold` are simulated; `u64::MAX` when not sampling.
     threshold: u64,
     rate: f64,
+    /// [`SampledSimulator::with_bias_correction`].
+    bias_correction: bool,
+    /// Lines of every read and write, sampled or not (for the bias correction).
+    line_accesses: u64,
 }
 
 impl SampledSimulator {
@@ -33,10 +37,21 @@ impl SampledSimulator {
     pub fn new(config: &SimConfig, max_lines: u64) -> Result<SampledSimulator, ConfigError> {
         config.validate()?;
         let max_lines = max_lines.max(1);
-        let (threshold, rate) = if config.capacity_lines <= max_lines {
+        if config.capacity_lines <= max_lines {
+            return SampledSimulator::with_rate(config, 1.0);
+        }
+        SampledSimulator::with_rate(config, max_lines as f64 / config.capacity_lines as f64)
+    }
+
+    /// Simulates `config` on a spatial sample of about `rate` of the lines (exactly when `rate`
+    /// is 1 or more), in a cache scaled by the same rate: an estimate of any cache from a
+    /// bounded amount of work (the Cache view's first answer).
+    pub fn with_rate(config: &SimConfig, rate: f64) -> Result<SampledSimulator, ConfigError> {
+        config.validate()?;
+        let (threshold, rate) = if rate >= 1.0 {
             (u64::MAX, 1.0)
         } else {
-            let threshold = threshold_for_rate(max_lines as f64 / config.capacity_lines as f64);
+            let threshold = threshold_for_rate(rate);
             (threshold, rate_of_threshold(threshold))
         };
         let mut scaled = config.clone();
@@ -46,7 +61,19 @@ impl SampledSimulator {
             full: config.clone(),
             threshold,
             rate,
+            bias_correction: false,
+            line_accesses: 0,
         })
+    }
+
+    /// Corrects the line hits for the sample's surplus or deficit of line accesses (SHARDS_adj,
+    /// as [`crate::mrc::minisim::MiniSimConfig::bias_correction`]): the difference between
+    /// the accesses the rate should have sampled and the ones it did is counted as line hits
+    /// (the few hottest lines, in or out of the sample, hit in any cache), split between reads
+    /// and writes as the sample's lines are. Back-end counts are not corrected.
+    pub fn with_bias_correction(mut self) -> SampledSimulator {
+        self.bias_correction = true;
+        self
     }
 
     /// The sampling rate: 1 when the simulation is exact.
@@ -58,6 +85,10 @@ impl SampledSimulator {
         if self.threshold == u64::MAX {
             self.sim.observe(e);
         } else {
+            if matches!(e.op, Op::Read | Op::Write) {
+                let lines = e.block_range(self.full.line_bytes);
+                self.line_accesses += lines.end - lines.start;
+            }
             let t = self.threshold;
             self.sim
                 .observe_filtered(e, |line| mix64(block_key(e.device, line)) <= t);
@@ -68,6 +99,13 @@ impl SampledSimulator {
     /// cache.
     pub fn finish(self) -> SimResult {
         let mut r = self.sim.finish();
+        if self.rate < 1.0 && self.bias_correction {
+            let expected = self.rate * self.line_accesses as f64;
+            correct_bias(&mut r.whole.counts, expected);
+            if self.full.warmup_nanos == 0 {
+                r.after_warmup.counts = r.whole.counts;
+            }
+        }
         if self.rate < 1.0 {
             let k = 1.0 / self.rate;
             let s = |n: u64| (n as f64 * k).round() as u64;
@@ -115,11 +153,27 @@ impl SampledSimulator {
     }
 }
 
+/// Adds the difference between `expected` sampled line accesses and the counted ones to the
+/// line accesses and line hits of reads and writes, in proportion to their lines.
+fn correct_bias(c: &mut Counters, expected: f64) {
+    let counted = (c.read.lines + c.write.lines) as f64;
+    if counted <= 0.0 || expected <= 0.0 {
+        return;
+    }
+    let surplus = expected - counted;
+    for o in [&mut c.read, &mut c.write] {
+        let d = surplus * o.lines as f64 / counted;
+        let lines = (o.lines as f64 + d).max(0.0);
+        let hits = (o.line_hits as f64 + d).clamp(0.0, lines);
+        o.lines = lines.round() as u64;
+        o.line_hits = hits.round() as u64;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cache::PolicyKind;
-    use crate::event::Op;
     use crate::mrc::synth::{Rng, Zipf};
 
     fn trace(n: u64) -> Vec<IoEvent> {

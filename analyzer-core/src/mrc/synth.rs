@@ -263,6 +263,95 @@ impl Iterator for Synthetic {
     }
 }
 
+/// The OLTP-shaped workload of `examples/make_trace.rs` (the web app's scale traces): 60,000
+/// requests per second with exponential gaps; 85% of requests are 8 KiB at Zipf(0.9) addresses
+/// over `blocks` blocks of 8 KiB whose popular set drifts every 4 Mi requests, 70% of them
+/// reads; 15% continue one sequential stream at a time of 32-543 requests of 64-256 KiB
+/// starting anywhere in `stream_blocks` blocks (a quarter of the streams writes); latencies
+/// from 80 µs to tens of ms, eight process ids. Over a large universe its hits are mostly the
+/// hottest few lines'. Endless: take as many as needed.
+#[derive(Clone, Debug)]
+pub struct Oltp {
+    rng: Rng,
+    zipf: Zipf,
+    blocks: u64,
+    stream_blocks: u64,
+    time_nanos: u64,
+    /// Next offset, length and requests left of the current stream.
+    stream: Option<(u64, u32, u32)>,
+    events: u64,
+}
+
+impl Oltp {
+    /// `make_trace`'s workload: 64 Mi blocks of Zipf universe, streams over 2 TiB, seed 42.
+    pub fn make_trace() -> Oltp {
+        Oltp::new(42, 64 << 20, 1 << 28)
+    }
+
+    pub fn new(seed: u64, blocks: u64, stream_blocks: u64) -> Oltp {
+        Oltp {
+            rng: Rng::new(seed),
+            zipf: Zipf::new(blocks, 0.9),
+            blocks: blocks.max(1),
+            stream_blocks: stream_blocks.max(1),
+            time_nanos: 1_700_000_000_000_000_000,
+            stream: None,
+            events: 0,
+        }
+    }
+}
+
+impl Iterator for Oltp {
+    type Item = IoEvent;
+
+    fn next(&mut self) -> Option<IoEvent> {
+        let rng = &mut self.rng;
+        let gap = -(1.0 - rng.unit()).ln() * 1e9 / 60_000.0;
+        self.time_nanos += gap as u64;
+        let (offset_bytes, len_bytes, op) = if rng.below(100) < 15 {
+            // One stream at a time, interleaved with the random I/O.
+            match self.stream {
+                Some((next, len, left)) if left > 0 => {
+                    self.stream = Some((next + u64::from(len), len, left - 1));
+                    (next, len, Op::Read)
+                }
+                _ => {
+                    let len = 65_536u32 << rng.below(3);
+                    let start = rng.below(self.stream_blocks) * 8192;
+                    self.stream = Some((start + u64::from(len), len, 32 + rng.below(512) as u32));
+                    let op = if rng.below(4) == 0 {
+                        Op::Write
+                    } else {
+                        Op::Read
+                    };
+                    (start, len, op)
+                }
+            }
+        } else {
+            // Drift: the popular ranks move over the address space as time passes.
+            let rank = self.zipf.sample(rng);
+            let block = mix64(rank ^ (self.events >> 22)) % self.blocks;
+            let op = if rng.below(10) < 7 {
+                Op::Read
+            } else {
+                Op::Write
+            };
+            (block * 8192, 8192, op)
+        };
+        let latency_nanos = (80_000.0 * (rng.unit() * 6.0).exp()) as u64;
+        self.events += 1;
+        Some(IoEvent {
+            time_nanos: self.time_nanos,
+            device: 0,
+            offset_bytes,
+            len_bytes,
+            op,
+            latency_nanos: Some(latency_nanos),
+            pid: Some(1000 + rng.below(8) as u32),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

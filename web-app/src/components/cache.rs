@@ -38,15 +38,34 @@ fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "–".to_owned(), |x| format!("{:.1}%", x * 100.0))
 }
 
-/// The simulation's answer: hit ratios and back-end reads and writes.
+/// The simulation's answer: hit ratios and back-end reads and writes. An estimate from a
+/// sample (the job's first stage) shows only its hit ratios, marked as such: the sample's
+/// back-end counts are far off (a request's lines are sampled one by one, so its back-end
+/// operations are not), and the exact simulation that follows brings them.
 fn sim_card(r: &CacheSimResult) -> Html {
     let Some(run) = r.runs.first() else {
         return html! {};
     };
     let w = &run.result.whole;
     let b = &w.counts.backend;
+    if r.runs_estimated {
+        return html! {
+            <div class="cards" data-testid="sim-result" data-final="false">
+                <div class="card estimate" data-testid="sim-hit" data-value={format!("{}", w.ratios.line_hit_ratio.unwrap_or(0.0))}>
+                    <div class="label">{ "Line hit ratio (estimate)" }</div>
+                    <div class="value">{ format!("≈ {}", pct(w.ratios.line_hit_ratio)) }</div>
+                    <div class="detail">{ format!("reads ≈ {}, writes ≈ {}", pct(w.ratios.read_line_hit_ratio), pct(w.ratios.write_line_hit_ratio)) }</div>
+                </div>
+                <div class="card estimate">
+                    <div class="label">{ "Back-end reads and writes" }</div>
+                    <div class="value"><span class="spinner"></span></div>
+                    <div class="detail">{ "from the exact simulation, running" }</div>
+                </div>
+            </div>
+        };
+    }
     html! {
-        <div class="cards" data-testid="sim-result">
+        <div class="cards" data-testid="sim-result" data-final="true">
             <div class="card" data-testid="sim-hit" data-value={format!("{}", w.ratios.line_hit_ratio.unwrap_or(0.0))}>
                 <div class="label">{ "Line hit ratio" }</div>
                 <div class="value">{ pct(w.ratios.line_hit_ratio) }</div>
@@ -71,10 +90,13 @@ fn sim_card(r: &CacheSimResult) -> Html {
     }
 }
 
-/// How a policy's MiniSim curve was computed: `exact` when every miniature ran at rate 1, else
-/// its lowest sampling rate.
-fn curve_label(r: &MrcReport) -> String {
+/// How a policy's MiniSim curve was computed: `exact` when every miniature ran at rate 1, an
+/// estimate from the first answer's one sample, else its lowest sampling rate.
+fn curve_label(r: &MrcReport, estimate: bool) -> String {
     match r.sampling.as_ref().map(|s| s.rate) {
+        Some(rate) if rate < 1.0 && estimate => {
+            format!("estimate, {} sample", rate_words(rate))
+        }
         Some(rate) if rate < 1.0 => format!("MiniSim, sampled ≥ {}", rate_words(rate)),
         _ => "MiniSim, exact".to_owned(),
     }
@@ -373,13 +395,24 @@ pub fn CacheView(props: &CacheProps) -> Html {
             });
         })
     };
+    // The chosen policy's curve answers a new size or policy at once (an estimate: no
+    // admission rule), while the worker simulates it.
+    let curves_estimated = props.sim.refining.is_some();
+    let chosen_policy = props.url.cache_policy.as_str();
+    let policy_curve = props
+        .sim
+        .curves
+        .as_ref()
+        .and_then(|c| c.iter().find(|r| r.policy == chosen_policy))
+        .map(Curve::from_report);
+    let curve_answer = policy_curve.as_ref().map(|c| c.hit_ratio_at(size));
     let mut curves = vec![Curve {
         policy: format!("{} (exact)", curve.policy),
         ..curve
     }];
     if let Some(more) = &props.sim.curves {
         curves.extend(more.iter().map(|r| Curve {
-            policy: format!("{} ({})", r.policy, curve_label(r)),
+            policy: format!("{} ({})", r.policy, curve_label(r, curves_estimated)),
             ..Curve::from_report(r)
         }));
     }
@@ -484,7 +517,20 @@ pub fn CacheView(props: &CacheProps) -> Html {
                 if let Some(e) = &props.sim.error {
                     <p class="error-panel" role="alert">{ e.clone() }</p>
                 }
+                if let Some(h) = curve_answer {
+                    <p class="hint" data-testid="cache-curve-answer" data-value={h.to_string()}>{
+                        format!("From the {chosen_policy} curve on this page: about {:.1}% of line accesses would hit at this size (an estimate, read at once, without the admission rule{}).",
+                            h * 100.0, if sim_result.is_none() { "; the simulation follows" } else { "" })
+                    }</p>
+                }
                 if let Some(r) = sim_result { { sim_card(r) } }
+                if let Some(rate) = sim_result.filter(|r| r.runs_estimated).and_then(|r| r.estimate_rate) {
+                    <p class="notice" data-testid="cache-estimate" data-value={rate.to_string()}>{
+                        format!("Estimate: a {} spatial sample of the lines ({} line accesses) ran in a cache scaled down by the same rate, with the sample's surplus or deficit of accesses counted as hits (MiniSim with SHARDS's correction; within about 0.01 of the exact hit ratio in our tests, docs/web.md). The exact simulation of every request is running and will replace it.",
+                            rate_words(rate),
+                            count(sim_result.and_then(|r| r.curves.first()).and_then(|c| c.sampling.as_ref()).map_or(0, |s| s.sampled_accesses)))
+                    }</p>
+                }
                 if let Some(rate) = sim_result.and_then(|r| r.runs.first()).and_then(|r| r.sampled_rate) {
                     <p class="notice" data-testid="cache-sampled" data-value={rate.to_string()}>{
                         format!("Estimated: this cache would hold more lines than the tab simulates exactly ({} lines), so a {:.2}% spatial sample of the lines ran in a cache scaled down to match, and the counts are scaled back (MiniSim; about ±0.01 on the hit ratio). `blocksight simulate` computes it exactly.",
@@ -498,7 +544,7 @@ pub fn CacheView(props: &CacheProps) -> Html {
                         data-refined-ms={props.sim.refined_ms.map(|ms| format!("{ms:.0}")).unwrap_or_default()}>
                         if props.sim.refining.is_some() {
                             <span class="spinner"></span>
-                            { format!(" The policies' curves are a quick sample (each policy's miniatures together a quarter pass over the trace, rates from {}); refining them with larger miniatures… {:.0}%",
+                            { format!(" The policies' curves are estimates from the same {} sample (MiniSim at that rate, every size); refining them with MiniSim's larger miniatures… {:.0}%",
                                 rate_words(rate), props.sim.refine_progress * 100.0) }
                         } else if let Some(ms) = props.sim.refined_ms {
                             { format!("The policies' curves were refined in {} (lowest sampling rate {}).", duration((ms * 1e6) as u64), rate_words(rate)) }
@@ -507,10 +553,19 @@ pub fn CacheView(props: &CacheProps) -> Html {
                         }
                     </p>
                 }
-                if let (Some(r), Some(ms)) = (sim_result, props.sim.elapsed_ms) {
+                if let (Some(_), Some(ms)) = (sim_result, props.sim.first_ms) {
+                    <p class="hint" data-testid="cache-first-time" data-value={format!("{ms:.0}")}>{
+                        match props.sim.elapsed_ms.filter(|_| !computing) {
+                            Some(exact) if exact > ms => format!("First answer (an estimate) in {}, exact in {}.",
+                                duration((ms * 1e6) as u64), duration((exact * 1e6) as u64)),
+                            Some(_) => format!("Computed exactly in the worker in {}.", duration((ms * 1e6) as u64)),
+                            None => format!("First answer (an estimate) in {}; simulating exactly…", duration((ms * 1e6) as u64)),
+                        }
+                    }</p>
+                }
+                if let (Some(_), Some(ms), false) = (sim_result, props.sim.elapsed_ms, computing) {
                     <p class="hint" data-testid="cache-sim-time" data-value={format!("{ms:.0}")}>{
-                        format!("Computed in the worker in {} ({}).", duration((ms * 1e6) as u64),
-                            if r.request.with_curves { "simulation and the policies' curves" } else { "simulation only" })
+                        format!("Exact answer {} after the request.", duration((ms * 1e6) as u64))
                     }</p>
                 }
                 <p class="hint">{ "Cold start; back-end writes include the final flush of dirty lines (write-back). Modes: ro read-only, wt write-through, wa write-around, wb write-back. The MiniSim curves are scaled-down simulations of each policy with the chosen line size and mode, without admission rules (docs/analysis.md)." }</p>

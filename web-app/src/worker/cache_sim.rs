@@ -3,8 +3,8 @@
 //! more than [`MAX_EXACT_LINES`] lines over a larger footprint runs on a spatial sample.
 
 pub use analyzer_core::job::simulate::{
-    footprint_lines_at, SimulateRequest as CacheSimRequest, SimulateResult as CacheSimResult,
-    CURVE_POLICIES, CURVE_SIZES, INTERACTIVE_CURVE_PASSES,
+    footprint_lines_at, line_accesses_at, SimulateRequest as CacheSimRequest,
+    SimulateResult as CacheSimResult, Stage, CURVE_POLICIES, CURVE_SIZES,
 };
 
 /// Most lines the chosen cache may hold exactly (about 45 bytes each for LRU, twice that for

@@ -97,21 +97,31 @@ pub fn load(bytes: Vec<u8>) -> usize {
 }
 
 /// The web app's Cache view job on the kept trace, as its worker runs it: the simulation job
-/// (`job::simulate`, the app's defaults: LRU, 4 KiB lines, write-through) of `size_bytes`,
-/// with the policies' quick curves when `curves` (footprint given, as the app knows it from
-/// its load), each pass decoded from 1 MiB pushes. Returns the cache's hit ratio.
+/// (`job::simulate`, the app's defaults: LRU, 4 KiB lines, write-through) of `size_bytes`
+/// exactly, or, when `first`, the first stage the worker runs (`SimulateRequest::stages`: the
+/// estimate from a sample, with the policies' curves), the footprint and line accesses given
+/// as the app knows them from its load; each pass decoded from 1 MiB pushes. Returns the
+/// cache's hit ratio.
 #[wasm_bindgen]
-pub fn simulate(size_bytes: f64, curves: bool, footprint_lines: f64) -> f64 {
-    use analyzer_core::job::simulate::{Simulate, SimulateRequest, INTERACTIVE_CURVE_PASSES};
+pub fn simulate(size_bytes: f64, first: bool, footprint_lines: f64, line_accesses: f64) -> f64 {
+    use analyzer_core::job::simulate::{Simulate, SimulateRequest};
     use analyzer_core::job::{CacheParams, Job};
-    let request = SimulateRequest {
+    let view = SimulateRequest {
         footprint_lines: Some(footprint_lines as u64),
-        with_curves: curves,
-        curve_passes: curves.then_some(INTERACTIVE_CURVE_PASSES),
+        line_accesses: Some(line_accesses as u64),
+        with_curves: true,
         ..SimulateRequest::new(CacheParams {
             size_bytes: size_bytes as u64,
             ..CacheParams::default()
         })
+    };
+    let request = if first {
+        view.stages().swap_remove(0)
+    } else {
+        SimulateRequest {
+            with_curves: false,
+            ..view
+        }
     };
     let Ok(mut job) = Simulate::new(request) else {
         return f64::NAN;
