@@ -21,6 +21,14 @@ pub struct CacheAccess {
     pub writes_cache: bool,
 }
 
+impl CacheAccess {
+    /// A discard or a flush: no data for the cache devices or the array.
+    pub const NO_DATA: CacheAccess = CacheAccess {
+        hit: true,
+        writes_cache: false,
+    };
+}
+
 pub trait CacheTier {
     /// Handles one front-end request; appends the back-end I/Os it causes to `backend`.
     fn access(&mut self, request: &IoEvent, backend: &mut Vec<IoEvent>) -> CacheAccess;
@@ -108,10 +116,7 @@ impl CacheTier for SimulatorTier {
                     },
                 }
             }
-            Op::Discard | Op::Flush => CacheAccess {
-                hit: true,
-                writes_cache: false,
-            },
+            Op::Discard | Op::Flush => CacheAccess::NO_DATA,
         }
     }
 

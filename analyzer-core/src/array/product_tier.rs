@@ -98,10 +98,7 @@ impl CacheTier for DmCacheTier {
                     writes_cache: cache_write,
                 }
             }
-            Op::Discard | Op::Flush => CacheAccess {
-                hit: true,
-                writes_cache: false,
-            },
+            Op::Discard | Op::Flush => CacheAccess::NO_DATA,
         }
     }
 
@@ -175,10 +172,7 @@ impl CacheTier for BcacheTier {
                     writes_cache: dirty || clean,
                 }
             }
-            Op::Discard | Op::Flush => CacheAccess {
-                hit: true,
-                writes_cache: false,
-            },
+            Op::Discard | Op::Flush => CacheAccess::NO_DATA,
         }
     }
 

@@ -731,12 +731,7 @@ impl Predict {
             if let Some((_, d)) = &mut self.cache {
                 *d = desc;
             }
-            self.memo = Some(Rc::new(RefCell::new(Memo {
-                tier: ReplayTier::DmCache(Box::new(tier)),
-                base: 0,
-                answers: Vec::new(),
-                backend: Vec::new(),
-            })));
+            self.memo = Some(Memo::shared(ReplayTier::DmCache(Box::new(tier))));
         } else if let Some(params) = self
             .plan
             .request
@@ -776,20 +771,10 @@ impl Predict {
             if let Some((_, d)) = &mut self.cache {
                 *d = desc;
             }
-            self.memo = Some(Rc::new(RefCell::new(Memo {
-                tier: ReplayTier::Bcache(Box::new(tier)),
-                base: 0,
-                answers: Vec::new(),
-                backend: Vec::new(),
-            })));
+            self.memo = Some(Memo::shared(ReplayTier::Bcache(Box::new(tier))));
         } else if let Some((cfg, desc)) = &self.cache {
             let sim = SimulatorTier::new(cfg, desc.clone())?;
-            self.memo = Some(Rc::new(RefCell::new(Memo {
-                tier: ReplayTier::Sim(Box::new(sim)),
-                base: 0,
-                answers: Vec::new(),
-                backend: Vec::new(),
-            })));
+            self.memo = Some(Memo::shared(ReplayTier::Sim(Box::new(sim))));
         }
         self.layouts = self
             .plan
@@ -1291,6 +1276,16 @@ struct Memo {
 }
 
 impl Memo {
+    /// A new memo of `tier`, for every replay with the cache to share.
+    fn shared(tier: ReplayTier) -> Rc<RefCell<Memo>> {
+        Rc::new(RefCell::new(Memo {
+            tier,
+            base: 0,
+            answers: Vec::new(),
+            backend: Vec::new(),
+        }))
+    }
+
     /// Every replay has passed the batch: forget its answers.
     fn next_batch(&mut self) {
         self.base += self.answers.len() as u64;
