@@ -24,7 +24,6 @@ use super::cache_tier::{CacheAccess, CacheTier};
 pub struct DmCacheTier {
     model: DmCacheModel,
     write_back: bool,
-    block_bytes: u64,
     ops: Vec<DeviceOp>,
     description: String,
 }
@@ -39,7 +38,6 @@ impl DmCacheTier {
         Ok(DmCacheTier {
             model,
             write_back: config.mode == DmCacheMode::WriteBack,
-            block_bytes: config.block_bytes,
             ops: Vec::new(),
             description: description.into(),
         })
@@ -48,10 +46,6 @@ impl DmCacheTier {
     /// Cache blocks in use, in blocks of the cache's block size.
     pub fn occupancy_blocks(&self) -> u64 {
         self.model.resident_blocks()
-    }
-
-    pub fn block_bytes(&self) -> u64 {
-        self.block_bytes
     }
 
     /// The counters so far, as `dmsetup status` names them.
