@@ -9,12 +9,12 @@
 //! largest stack distance among its lines is at most `c` (LRU's inclusion property).
 
 //!
-//! Speed: an access's costs are cache misses (its table entry, its old mark's block and
-//! position entry, its histogram bucket), so line accesses are queued and run [`PENDING_LINES`]
-//! at a time: first every queued key's table entry is loaded, then every old mark's block and
-//! position entry, then the accesses run, then the histogram updates: each step's loads are
-//! independent and miss in parallel instead of one after another. Every accessor runs the queue
-//! first, so results are the same as one access at a time.
+//! Speed: an access's costs are cache misses (its table entry, its old mark's block, its
+//! histogram bucket), so line accesses are queued and run [`PENDING_LINES`] at a time: first
+//! every queued key's table entry is loaded, then every old mark's block, then the accesses run,
+//! then the histogram updates: each step's loads are independent and miss in parallel instead of
+//! one after another. Every accessor runs the queue first, so results are the same as one access
+//! at a time.
 
 use std::cell::RefCell;
 

@@ -20,8 +20,10 @@
 //! stays O(log M) per access.
 //!
 //! Keys live in an open-addressing table (linear probing) whose entries hold the key's latest
-//! position, so an access costs one probe and no further indirection; the position → entry array
-//! lets compaction and table growth renumber without hashing. Probing starts from a Fibonacci
+//! position, so an access costs one probe and no further indirection. Nothing maps a position
+//! back to its key: compaction walks the table and gives each entry its mark's rank among the
+//! live marks (a block's count before it plus a popcount), which keeps their order, so an access
+//! touches only its table entry, its old mark's block and the tail. Probing starts from a Fibonacci
 //! hash of the key with its two low bits cleared, plus those bits, as in the simulator's table
 //! (`cache::list`): the lines of a multi-line request share cache lines of the table.
 
@@ -32,11 +34,8 @@ const BLOCK: usize = 512;
 const MIN_CAPACITY: usize = 1 << 12;
 
 /// Capacity after compaction, as a multiple of the live keys: higher means rarer compactions
-/// and more memory (4 bytes per position).
+/// and more memory (one bit per position).
 const CAPACITY_FACTOR: usize = 3;
-
-/// An entry index meaning "none" (a stale position).
-const NO_SLOT: u32 = u32::MAX;
 
 /// The position of an empty table entry.
 const NO_POS: u32 = u32::MAX;
@@ -71,8 +70,8 @@ pub struct StackDistance {
     table: Vec<Entry>,
     /// `64 - log2(table.len())`.
     shift: u32,
-    /// The entry whose key's latest access is at each position (`NO_SLOT` for stale positions).
-    slot_at_pos: Vec<u32>,
+    /// Positions before the next compaction (a multiple of [`BLOCK`]).
+    capacity: usize,
     /// Live marks, one bit per position.
     blocks: Vec<Block>,
     /// Fenwick tree (1-based) over the marks of blocks `0..tail`.
@@ -103,7 +102,7 @@ impl StackDistance {
         let mut s = StackDistance {
             table: vec![EMPTY; MIN_TABLE],
             shift: 64 - MIN_TABLE.trailing_zeros(),
-            slot_at_pos: Vec::new(),
+            capacity: 0,
             blocks: Vec::new(),
             tree: Vec::new(),
             tail: 0,
@@ -111,7 +110,7 @@ impl StackDistance {
             live: 0,
             min_capacity,
         };
-        s.reset_capacity(min_capacity);
+        s.capacity = s.reset_marks(min_capacity);
         s
     }
 
@@ -127,7 +126,6 @@ impl StackDistance {
     /// Approximate heap bytes in use, for reports and benchmarks.
     pub fn memory_bytes(&self) -> usize {
         self.table.capacity() * std::mem::size_of::<Entry>()
-            + self.slot_at_pos.capacity() * 4
             + self.blocks.capacity() * std::mem::size_of::<Block>()
             + self.tree.capacity() * 4
     }
@@ -164,15 +162,14 @@ impl StackDistance {
     }
 
     /// Loads what an access to `key` (already tracked) will touch besides its table entry: its
-    /// old mark's block and position entry. After [`StackDistance::prefetch`] brought the entry
-    /// in; a key accessed again in between only makes the loads useless, never wrong.
+    /// old mark's block. After [`StackDistance::prefetch`] brought the entry in; a key accessed
+    /// again in between only makes the load useless, never wrong.
     #[inline]
     pub fn prefetch_marks(&self, key: u64) {
         let (slot, found) = self.probe(key);
         if found {
             let pos = self.table[slot].pos as usize;
             std::hint::black_box(self.blocks[pos / BLOCK].0[0]);
-            std::hint::black_box(self.slot_at_pos[pos]);
         }
     }
 
@@ -181,7 +178,7 @@ impl StackDistance {
     /// for a first access (a cold miss at every size).
     #[inline]
     pub fn access(&mut self, key: u64) -> Option<u64> {
-        if self.next_pos == self.slot_at_pos.len() {
+        if self.next_pos == self.capacity {
             self.compact();
         }
         let new_pos = self.next_pos;
@@ -195,8 +192,6 @@ impl StackDistance {
             let after = self.live - self.prefix_inclusive(old);
             self.clear(old);
             self.mark(new_pos);
-            self.slot_at_pos[old] = NO_SLOT;
-            self.slot_at_pos[new_pos] = slot as u32;
             self.table[slot].pos = new_pos as u32;
             return Some(after as u64 + 1);
         }
@@ -209,7 +204,6 @@ impl StackDistance {
             pos: new_pos as u32,
         };
         self.mark(new_pos);
-        self.slot_at_pos[new_pos] = slot as u32;
         self.live += 1;
         None
     }
@@ -223,7 +217,6 @@ impl StackDistance {
         }
         let pos = self.table[slot].pos as usize;
         self.clear(pos);
-        self.slot_at_pos[pos] = NO_SLOT;
         self.live -= 1;
         // Backward-shift deletion: entries after the hole that may move to it do, so probes
         // still end at the first empty entry.
@@ -239,7 +232,6 @@ impl StackDistance {
             let from_hole = j.wrapping_sub(hole) & mask;
             if from_home >= from_hole {
                 self.table[hole] = e;
-                self.slot_at_pos[e.pos as usize] = hole as u32;
                 hole = j;
             }
             j = (j + 1) & mask;
@@ -317,20 +309,18 @@ impl StackDistance {
         }
     }
 
-    /// Rebuilds the table at `n` entries (a power of two), renumbering the position → entry
-    /// array.
+    /// Rebuilds the table at `n` entries (a power of two).
     fn grow(&mut self, n: usize) {
         let old = std::mem::replace(&mut self.table, vec![EMPTY; n]);
         self.shift = 64 - n.trailing_zeros();
         for e in old.into_iter().filter(|e| e.pos != NO_POS) {
             let (slot, _) = self.probe(e.key);
             self.table[slot] = e;
-            self.slot_at_pos[e.pos as usize] = slot as u32;
         }
     }
 
-    /// Empties the marks and the tree for `capacity` positions (rounded up to a block); the
-    /// position → entry array is the caller's.
+    /// Empties the marks and the tree for `capacity` positions (rounded up to a block) and
+    /// returns the rounded capacity.
     fn reset_marks(&mut self, capacity: usize) -> usize {
         let capacity = capacity.div_ceil(BLOCK) * BLOCK;
         let n_blocks = capacity / BLOCK;
@@ -343,38 +333,41 @@ impl StackDistance {
         capacity
     }
 
-    fn reset_capacity(&mut self, capacity: usize) {
-        let capacity = self.reset_marks(capacity);
-        self.slot_at_pos.clear();
-        self.slot_at_pos.resize(capacity, NO_SLOT);
-    }
-
-    /// Renumbers the live marks to positions 0..live, keeping their order, in place (a live
-    /// mark only moves down), so compaction allocates nothing once the array has its size.
+    /// Renumbers the live marks to positions 0..live, keeping their order: each table entry's
+    /// new position is its mark's rank, the live marks of the blocks before its own plus those
+    /// before it in its block. Then every position below `live` is marked.
     fn compact(&mut self) {
-        let capacity = (self.live * CAPACITY_FACTOR)
-            .max(self.min_capacity)
-            .max(self.live + BLOCK);
-        let capacity = self.reset_marks(capacity);
-        let mut next = 0usize;
-        for p in 0..self.slot_at_pos.len() {
-            let slot = self.slot_at_pos[p];
-            if slot == NO_SLOT {
-                continue;
-            }
-            self.slot_at_pos[next] = slot;
-            self.table[slot as usize].pos = next as u32;
-            self.blocks[next / BLOCK].0[(next % BLOCK) / 64] |= 1u64 << (next % 64);
-            next += 1;
+        let mut before = Vec::with_capacity(self.blocks.len());
+        let mut sum = 0u32;
+        for b in &self.blocks {
+            before.push(sum);
+            sum += b.0.iter().map(|w| w.count_ones()).sum::<u32>();
         }
-        self.slot_at_pos.truncate(next);
-        self.slot_at_pos.resize(capacity, NO_SLOT);
-        self.next_pos = next;
-        // The blocks before the tail go in the tree, built in O(n): each node adds itself to
-        // its parent.
-        self.tail = next / BLOCK;
+        for e in self.table.iter_mut().filter(|e| e.pos != NO_POS) {
+            let pos = e.pos as usize;
+            let words = &self.blocks[pos / BLOCK].0;
+            let w = (pos % BLOCK) / 64;
+            let below = (words[w] & ((1u64 << (pos % 64)) - 1)).count_ones()
+                + words[..w].iter().map(|x| x.count_ones()).sum::<u32>();
+            e.pos = before[pos / BLOCK] + below;
+        }
+        let live = self.live;
+        let capacity = (live * CAPACITY_FACTOR)
+            .max(self.min_capacity)
+            .max(live + BLOCK);
+        self.capacity = self.reset_marks(capacity);
+        for b in 0..live / BLOCK {
+            self.blocks[b] = Block([u64::MAX; BLOCK / 64]);
+        }
+        for p in live / BLOCK * BLOCK..live {
+            self.mark(p);
+        }
+        self.next_pos = live;
+        // The full blocks before the tail go in the tree, built in O(n): each node adds itself
+        // to its parent.
+        self.tail = live / BLOCK;
         for b in 0..self.tail {
-            self.tree[b + 1] = self.blocks[b].0.iter().map(|w| w.count_ones()).sum();
+            self.tree[b + 1] = BLOCK as u32;
         }
         for i in 1..self.tree.len() {
             let parent = i + (i & i.wrapping_neg());
