@@ -106,8 +106,11 @@ def bcache(bs, d, lab):
         # The measured metadata write latency: the refill (a prio write, then a journal write)
         # lasts the sum of the two medians.
         cmd += ["--cache-write-latency", f"{(prio + journal) / 2:.0f}us"]
-    s = run(cmd)["result"]["stats"]
     k = lab["counters"]
+    # Runs that recorded when the counters were read give the model that idle time after the
+    # last bio (background writeback runs on meanwhile).
+    idle = ["--idle-after", f"{k['counters_after_s']}s"] if "counters_after_s" in k else []
+    s = run(cmd + idle)["result"]["stats"]
     # The kernel counts one read more than the trace holds, a miss: the partition scan when
     # bcache0 appears, before tracing starts (tests/tests/lab.rs checks it is exactly one).
     kc = [k["hits"], k["misses"] - 1, k["bypass_hits"], k["bypass_misses"]]
@@ -126,7 +129,25 @@ def bcache(bs, d, lab):
     if "allocator" in lab:
         a = lab["allocator"]["alloc_fail"]
         rows.append(("alloc failures", a, s.get("alloc_failures", 0), rel(a, s.get("alloc_failures", 0))))
+    kd = hsize(k["dirty_data"])
+    rows.append(("dirty data MiB", f"{kd / 2**20:.1f}", f"{s['dirty_bytes'] / 2**20:.1f}",
+                 rel(kd, s["dirty_bytes"])))
+    if "idle_dirty_data" in k:
+        after = run(cmd + ["--idle-after", f"{k['idle_counters_after_s']}s"])["result"]["stats"]
+        kd = hsize(k["idle_dirty_data"])
+        rows.append((f"dirty data MiB {float(k['idle_counters_after_s']):.0f} s after the last bio",
+                     f"{kd / 2**20:.1f}", f"{after['dirty_bytes'] / 2**20:.1f}",
+                     rel(kd, after["dirty_bytes"])))
     return rows
+
+
+def hsize(text):
+    """A size as bcache's sysfs prints it (bch_hprint: "8.4M", "512k", "0")."""
+    text = str(text).strip()
+    units = {"k": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    if text and text[-1] in units:
+        return float(text[:-1]) * units[text[-1]]
+    return float(text)
 
 
 def main():

@@ -205,8 +205,9 @@ def simulate(
     model instead, as ``simulate --preset ... --json`` prints it (``model``, ``request``,
     ``footprint`` for a size given as a percentage, ``result``); the generic approximations are
     ``"dm-cache-approx"`` and ``"bcache-approx"``. Its settings are the CLI's flags in
-    snake_case (``seq_cutoff``, ``bucket_size``, ``qd``, ``cache_write_latency``, ``origin_size``, ``created_before``,
-    ``bio_latency``, ``migration_time``; ``line_size`` is dm-cache's block size)."""
+    snake_case (``seq_cutoff``, ``bucket_size``, ``qd``, ``cache_write_latency``,
+    ``writeback_percent``, ``idle_after``, ``origin_size``, ``created_before``, ``bio_latency``,
+    ``migration_time``; ``line_size`` is dm-cache's block size)."""
     return _run(
         "simulate",
         source,

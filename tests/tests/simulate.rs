@@ -371,3 +371,96 @@ fn issue_10_product_names_run_the_kernel_models() {
     ]);
     assert_eq!(approx["runs"][0]["preset"], "dm-cache-approx");
 }
+
+/// Issue 10: bcache's background writeback (the rate controller towards `writeback_percent`,
+/// the thread's passes, the maximum rate after about 30 s idle) through the CLI, and the kernel
+/// models' own flags refused by the generic simulator instead of ignored.
+#[test]
+fn issue_10_bcache_writeback_runs_on_after_the_trace_and_model_flags_are_not_ignored() {
+    // Random 4 KiB writes over 256 MiB at 1,000/s for 40 s into a 64 MiB write-back cache:
+    // far more dirty data than 10% of the cache. (The thread writes the first dirty key back
+    // at once and, its search of the index complete, sleeps 30 s: the writeback proper starts
+    // 30 s in.)
+    let dir = std::env::temp_dir().join(format!("bs-wb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let csv = dir.join("w.csv");
+    let mut text = String::from("time_nanos,device,offset_bytes,len_bytes,op,latency_nanos,pid\n");
+    let mut x: u64 = 7;
+    for i in 0..40_000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let block = x % (256 * 256);
+        text.push_str(&format!(
+            "{},d,{},4096,write,100000,1\n",
+            i * 1_000_000,
+            block * 4096
+        ));
+    }
+    std::fs::write(&csv, text).expect("csv");
+    let path = csv.display().to_string();
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut a = vec![
+            "simulate",
+            path.as_str(),
+            "-q",
+            "--preset",
+            "bcache",
+            "--mode",
+            "wb",
+            "--cache-size",
+            "64MiB",
+            "--bucket-size",
+            "64KiB",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        let out = blocksight_tests::run_blocksight(&a);
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")["result"]["stats"]
+            .clone()
+    };
+    let at_end = run(&[]);
+    let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k}: {v}"));
+    let (dirty, written) = (n(&at_end, "dirty_bytes"), n(&at_end, "writeback_bytes"));
+    // Writeback ran from 30 s on at the controller's rate (the excess over 10% of the cache
+    // over 40, above its minimum) but could not bring the dirty data down to 6.4 MiB; past 70%
+    // of the buckets in use, writes went to the cache clean.
+    assert!(written > 1 << 20 && dirty > 10 << 20, "{at_end}");
+    assert!(n(&at_end, "writeback_rate_sectors") > 8 && n(&at_end, "writes_clean") > 0);
+    // 10 s without a bio: writeback goes on at the controller's rate.
+    let short = run(&["--idle-after", "10s"]);
+    assert!(
+        n(&short, "dirty_bytes") < dirty && n(&short, "dirty_bytes") > 0,
+        "{short}"
+    );
+    // 60 s: after 6 updates without a bio the rate goes to the maximum; everything is clean.
+    let idle = run(&["--idle-after", "60s"]);
+    assert_eq!(n(&idle, "dirty_bytes"), 0, "{idle}");
+    assert!(idle["writeback_rate_sectors"].is_null());
+    assert_eq!(idle["cache_hits"], at_end["cache_hits"]);
+    // writeback_percent 0: no rate limit, only the 30 s sleep after each full search.
+    let eager = run(&["--writeback-percent", "0"]);
+    assert!(n(&eager, "writeback_bytes") > 4 * written, "{eager}");
+    // The kernel models' flags are refused by the generic simulator.
+    for flag in [
+        &["--seq-cutoff", "0"][..],
+        &["--writeback-percent", "5"][..],
+        &["--idle-after", "10s"][..],
+        &["--origin-size", "1GiB"][..],
+    ] {
+        let mut a = vec!["simulate", path.as_str(), "-q", "--cache-size", "64MiB"];
+        a.extend_from_slice(flag);
+        let out = blocksight_tests::run_blocksight(&a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("kernels' own models"),
+            "{flag:?}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

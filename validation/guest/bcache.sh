@@ -23,10 +23,11 @@ BUCKET=64k
 # bcstat DEV: reads sectors_read writes sectors_written of /sys/block/DEV/stat
 bcstat() { awk '{print $1, $3, $5, $7}' /sys/block/$1/stat; }
 # bc NAME MODE CUTOFF_BYTES CACHE_MIB fio-args...   (J2 = a second fio job's args, optional;
-# P2 = a second fio phase's args, optional; RT = seconds per phase, default 12)
+# P2 = a second fio phase's args, optional; RT = seconds per phase, default 12; IDLE = seconds
+# without a bio after the counters, then dirty data and backing writes again, optional)
 bc() {
   n=$1 mode=$2 cutoff=$3 cmib=$4; shift 4
-  if [ -n "$ONLY" ] && ! echo ",$ONLY," | grep -q ",$n,"; then unset J2 P2 RT; return; fi
+  if [ -n "$ONLY" ] && ! echo ",$ONLY," | grep -q ",$n,"; then unset J2 P2 RT IDLE; return; fi
   dd if=/dev/zero of=/dev/vde bs=1M count=4 2>/dev/null
   dd if=/dev/zero of=/dev/nullb0 bs=1M count=4 2>/dev/null
   dmsetup create cdata --table "0 $((cmib * 2048)) linear /dev/nullb0 0"
@@ -76,6 +77,7 @@ bc() {
   rt=${RT:-12}
   fiorun "$n" /dev/bcache0 $rt "$@" ${J2:+--name=$n-b --filename=/dev/bcache0 --runtime=$rt --time_based --direct=1 --ioengine=libaio --randrepeat=1 --randseed=7 $J2}
   [ -n "$P2" ] && { w=$n; fiorun "$n-2" /dev/bcache0 $rt $P2; n=$w; }  # fiorun sets n
+  t_end=$(cut -d' ' -f1 /proc/uptime)
   sleep 1
   trace_off "$n"
   for ev in $BCEV; do
@@ -91,15 +93,27 @@ bc() {
     miss_collisions=$(cat $S/stats_total/cache_miss_collisions) \
     bypassed=$(cat $S/stats_total/bypassed) dirty_data=$(cat $S/dirty_data) \
     cache_available_percent=$(cat /sys/fs/bcache/$cset/cache_available_percent)
+  # When the counters were read, in seconds after the last bio's fio job ended (the model's
+  # --idle-after), and the writeback rate then (writeback_rate: bytes per second, human).
+  counter counters_after_s=$(awk -v e=$t_end '{printf "%.2f", $1 - e}' /proc/uptime) \
+    writeback_rate=$(cat $S/writeback_rate)
   set -- $b0 $(bcstat vde); counter backing_reads=$(($5 - $1)) backing_sectors_read=$(($6 - $2)) backing_writes=$(($7 - $3)) backing_sectors_written=$(($8 - $4))
   set -- $c0 $(bcstat dm-0); counter cachedev_reads=$(($5 - $1)) cachedev_sectors_read=$(($6 - $2)) cachedev_writes=$(($7 - $3)) cachedev_sectors_written=$(($8 - $4))
+  if [ -n "$IDLE" ]; then
+    # No bio for IDLE more seconds: background writeback goes on (at the maximum rate after
+    # about 30 s idle); then dirty data and the backing device's writes again.
+    sleep "$IDLE"
+    counter idle_dirty_data=$(cat $S/dirty_data) idle_writeback_rate=$(cat $S/writeback_rate) \
+      idle_counters_after_s=$(awk -v e=$t_end '{printf "%.2f", $1 - e}' /proc/uptime)
+    set -- $b0 $(bcstat vde); counter idle_backing_writes=$(($7 - $3)) idle_backing_sectors_written=$(($8 - $4))
+  fi
   end "$n"
   echo 1 > $S/stop
   echo 1 > /sys/fs/bcache/$cset/stop
   i=0; while { [ -e /sys/block/bcache0 ] || [ -e /sys/fs/bcache/$cset ]; } && [ $i -lt 20 ]; do sleep 1; i=$((i+1)); done
   sleep 1
   dmsetup remove cdata || { sleep 2; dmsetup remove cdata; }
-  unset J2 P2 RT
+  unset J2 P2 RT IDLE
 }
 M=4194304
 bc bc-wb-128m-z099-rw60        writeback    $M 128 --rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
@@ -119,4 +133,12 @@ J2="--rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=
 bc bc-wb-64m-mix-co0           writeback    0   64 --rw=read --bs=64k --size=64m --iodepth=4
 J2="--rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8 --offset=256m --size=768m" \
 bc bc-wb-128m-mix              writeback    $M 128 --rw=rw --rwmixread=50 --bs=64k --size=64m --iodepth=4
+# Background writeback (added with the writeback model): more dirty data than writeback_percent
+# of the cache, 30 s of writes, then 45 s without a bio.
+RT=30 IDLE=45 \
+bc bc-wb-64m-randwrite192m-idle writeback $M  64 --rw=randwrite --bs=4k --size=192m --iodepth=8
+RT=30 IDLE=45 \
+bc bc-wb-128m-z12-rw30-idle    writeback    $M 128 --rw=randrw --rwmixread=30 --bs=4k --random_distribution=zipf:1.2 --iodepth=8
+RT=20 IDLE=45 \
+bc bc-wb-64m-seqwrite-co0-idle writeback    0   64 --rw=write --bs=64k --size=256m --iodepth=4
 cat /tmp/out.txt > "$OUT_DISK"; sync

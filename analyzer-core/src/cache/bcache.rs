@@ -53,9 +53,10 @@
 //!   `queue_depth`, after the task's next `qd` bios; else at once). A write to the range, or a
 //!   later miss over it (its own check key), in between makes the insertion collide
 //!   (`cache_miss_collisions`): it is dropped.
-//! - **Dirty data** stays in the cache: its buckets cannot be invalidated. Background writeback
-//!   (towards `writeback_percent`, 10%) makes dirty data clean without removing it; its PD rate
-//!   is not modelled (it only matters once dirty data nears the 70% / 95% cut-offs).
+//! - **Dirty data** stays in the cache: its buckets cannot be invalidated until background
+//!   writeback (write-back mode; [`writeback`]: the thread, its rate controller towards
+//!   `writeback_percent` of the cache, the maximum rate after about 30 s without a bio) has
+//!   copied it to the backing device and marked it clean, without removing it.
 //!
 //! Memory is bounded by the cache's size (one entry per cached extent), never by the trace.
 
@@ -64,6 +65,17 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use crate::event::{IoEvent, Op};
+
+pub mod writeback;
+
+use writeback::Writeback;
+
+/// `writeback_percent`'s default: the share of the cache the writeback rate aims to keep dirty.
+pub const DEFAULT_WRITEBACK_PERCENT: u64 = 10;
+
+fn default_writeback_percent() -> u64 {
+    DEFAULT_WRITEBACK_PERCENT
+}
 
 /// `sequential_cutoff`'s default (bcache.rst: "defaults to 4.0M").
 pub const DEFAULT_SEQUENTIAL_CUTOFF_BYTES: u64 = 4 << 20;
@@ -146,6 +158,10 @@ pub struct BcacheConfig {
     /// batch of megabytes).
     #[serde(default)]
     pub metadata_write_nanos: Option<u64>,
+    /// `writeback_percent`: write-back mode's background writeback aims to keep this share of
+    /// the cache dirty; 0 writes back at the maximum rate all the time.
+    #[serde(default = "default_writeback_percent")]
+    pub writeback_percent: u64,
 }
 
 impl BcacheConfig {
@@ -158,6 +174,7 @@ impl BcacheConfig {
             sequential_cutoff_bytes: DEFAULT_SEQUENTIAL_CUTOFF_BYTES,
             queue_depth: None,
             metadata_write_nanos: None,
+            writeback_percent: DEFAULT_WRITEBACK_PERCENT,
         }
     }
 
@@ -170,6 +187,11 @@ impl BcacheConfig {
         if self.bucket_bytes < 4096 || !self.bucket_bytes.is_power_of_two() {
             return Err(BcacheConfigError::BucketSize {
                 bucket_bytes: self.bucket_bytes,
+            });
+        }
+        if self.writeback_percent > 100 {
+            return Err(BcacheConfigError::WritebackPercent {
+                percent: self.writeback_percent,
             });
         }
         if self.bucket_bytes > MAX_BUCKET_BYTES {
@@ -204,6 +226,8 @@ pub enum BcacheConfigError {
          least 513; use smaller buckets or a larger cache"
     )]
     TooFewBuckets { nbuckets: u64 },
+    #[error("writeback_percent is a percentage (0 to 100), not {percent}")]
+    WritebackPercent { percent: u64 },
 }
 
 /// What `stats_total/` shows, plus what the model saw.
@@ -236,6 +260,16 @@ pub struct BcacheStats {
     pub gc_runs: u64,
     /// Dirty bytes in the cache at the end.
     pub dirty_bytes: u64,
+    /// Bytes background writeback copied to the backing device (and read from the cache).
+    #[serde(default)]
+    pub writeback_bytes: u64,
+    /// Dirty keys it wrote back and marked clean.
+    #[serde(default)]
+    pub writeback_keys: u64,
+    /// The writeback rate at the end, sectors per second (`writeback_rate`); `None` in
+    /// write-through and write-around, or at the maximum (an idle device).
+    #[serde(default)]
+    pub writeback_rate_sectors: Option<i64>,
     /// Live cached bytes at the end.
     pub cached_bytes: u64,
 }
@@ -342,6 +376,12 @@ pub struct BcacheModel {
     submitted: HashMap<u32, u64>,
     /// When buckets are ready (with `metadata_write_nanos`).
     timing: Option<AllocTiming>,
+    /// Background writeback (write-back mode).
+    writeback: Option<Writeback>,
+    /// Live dirty sectors (`bcache_dev_sectors_dirty`).
+    dirty_sectors: u64,
+    /// Buckets the last GC found unavailable (dirty or metadata): `nbuckets - avail_nbuckets`.
+    gc_unavailable_buckets: u64,
     last_time: u64,
     stats: BcacheStats,
 }
@@ -509,6 +549,10 @@ impl BcacheModel {
                 .metadata_write_nanos
                 .filter(|&l| l > 0)
                 .map(|l| AllocTiming::new(l.saturating_mul(2), fifo_size(free), free_inc)),
+            writeback: (cfg.mode == BcacheMode::WriteBack)
+                .then(|| Writeback::new(cfg.writeback_percent)),
+            dirty_sectors: 0,
+            gc_unavailable_buckets: 0,
             last_time: 0,
             stats: BcacheStats::default(),
         })
@@ -632,6 +676,7 @@ impl BcacheModel {
             b.live = b.live.saturating_sub(n);
             if x.dirty {
                 b.dirty = b.dirty.saturating_sub(n);
+                self.dirty_sectors = self.dirty_sectors.saturating_sub(n);
             }
         }
     }
@@ -657,6 +702,7 @@ impl BcacheModel {
         }
         let n = self.cfg.nbuckets();
         let meta = self.meta_buckets + self.btree_buckets();
+        self.gc_unavailable_buckets = dirty + meta;
         self.in_use_percent = (dirty + meta) * 100 / n.max(1);
         self.sectors_to_gc = self.gc_every;
     }
@@ -772,6 +818,7 @@ impl BcacheModel {
             bk.live += n;
             if dirty {
                 bk.dirty += n;
+                self.dirty_sectors += n;
             }
             at += n;
         }
@@ -875,6 +922,8 @@ impl BcacheModel {
 
     pub fn observe(&mut self, e: &IoEvent) {
         self.last_time = self.last_time.max(e.time_nanos);
+        self.writeback_until(e.time_nanos);
+        self.writeback_front_end_io();
         if self.cfg.queue_depth.is_some() && e.latency_nanos.is_none() {
             let pid = e.pid.unwrap_or(0);
             let n = self.submitted.entry(pid).or_insert(0);
@@ -940,6 +989,7 @@ impl BcacheModel {
                 {
                     self.stats.writes_dirty += 1;
                     self.insert(pid, start, end, true, e.time_nanos);
+                    self.writeback_dirty_added(e.time_nanos);
                 } else {
                     self.stats.writes_clean += 1;
                     self.insert(pid, start, end, false, e.time_nanos);
@@ -959,10 +1009,19 @@ impl BcacheModel {
         self.index.len() as u64
     }
 
+    /// No bio comes for `nanos` after the last one (the counters are read then, say): the
+    /// misses in flight complete and background writeback runs on until then.
+    pub fn idle_for(&mut self, nanos: u64) {
+        let at = self.last_time;
+        self.complete_pending(u64::MAX, None, Some(at));
+        self.writeback_until(at.saturating_add(nanos));
+    }
+
     pub fn finish(mut self) -> BcacheResult {
         // No bio follows: the rest complete after the last one (their timing changes nothing).
         let at = self.last_time;
         self.complete_pending(u64::MAX, None, Some(at));
+        self.stats.writeback_rate_sectors = self.writeback.as_ref().and_then(|w| w.rate());
         let mut cached = 0;
         let mut dirty = 0;
         for b in &self.buckets {
@@ -1057,6 +1116,7 @@ mod tests {
             sequential_cutoff_bytes: cutoff,
             queue_depth: None,
             metadata_write_nanos: None,
+            writeback_percent: DEFAULT_WRITEBACK_PERCENT,
         }
     }
 
@@ -1118,7 +1178,13 @@ mod tests {
         m.observe(&ev(0, Op::Write, 0, 4096, 1));
         m.observe(&ev(1, Op::Read, 0, 4096, 1));
         assert_eq!(m.stats.cache_hits, 1);
-        assert_eq!(m.finish().stats.dirty_bytes, 4096);
+        // The writeback thread woke for the first dirty key, wrote it back (clean, still
+        // cached: the read hit) and, its search of the index complete, sleeps for 30 s.
+        let s = m.finish().stats;
+        assert_eq!(
+            (s.dirty_bytes, s.writeback_bytes, s.cached_bytes),
+            (0, 4096, 4096)
+        );
     }
 
     #[test]
@@ -1198,7 +1264,8 @@ mod tests {
             m.observe(&e);
         }
         let s = m.finish().stats;
-        assert_eq!((s.alloc_failures, s.dirty_bytes), (0, 200 * 65536));
+        assert_eq!(s.alloc_failures, 0);
+        assert_eq!(s.dirty_bytes + s.writeback_bytes, 200 * 65536);
     }
 
     #[test]

@@ -760,7 +760,7 @@ impl Predict {
                 config.bucket_bytes /= 2;
             }
             let desc = format!(
-                "bcache, the kernel's model (Linux 6.1, docs/cache.md): {}, {} buckets of {}, {}, sequential cutoff {}; writeback to the backing device not modelled",
+                "bcache, the kernel's model (Linux 6.1, docs/cache.md): {}, {} buckets of {}, {}, sequential cutoff {}; its background writeback's writes to the backing device are not replayed on the array",
                 bytes(cache_bytes),
                 count(config.nbuckets()),
                 bytes(config.bucket_bytes),

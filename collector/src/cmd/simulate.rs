@@ -6,7 +6,7 @@ use std::io::Write;
 use analyzer_core::cache::sim::Summary;
 use analyzer_core::cache::{Preset, WriteMode};
 use analyzer_core::job::simulate::model::{
-    refuse_generic_settings, KernelModel, Model, ModelRequest,
+    refuse_generic_settings, refuse_model_settings, KernelModel, Model, ModelRequest,
 };
 use analyzer_core::job::simulate::{SimRun, Simulate, SimulateRequest, SimulateResult};
 use analyzer_core::job::{parse_duration, CacheParams, CacheSize};
@@ -77,6 +77,14 @@ pub struct Args {
     /// find no bucket ready meanwhile are not cached.
     #[arg(long = "cache-write-latency", value_name = "DURATION")]
     pub cache_write_latency: Option<String>,
+    /// bcache, write-back: `writeback_percent` (default 10), the share of the cache background
+    /// writeback aims to keep dirty; 0 writes back at the maximum rate.
+    #[arg(long = "writeback-percent", value_name = "PCT")]
+    pub writeback_percent: Option<u64>,
+    /// bcache: read the counters this long after the last bio (default: at it); background
+    /// writeback runs on meanwhile (after about 30 s without a bio at the maximum rate).
+    #[arg(long = "idle-after", value_name = "DURATION")]
+    pub idle_after: Option<String>,
     /// Exclude this leading time window from the after-warm-up figures (90s, 10m, 1h).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
@@ -96,6 +104,22 @@ pub struct Args {
 
 /// The request the flags describe.
 pub fn request(args: &Args) -> anyhow::Result<SimulateRequest> {
+    let model_only: Vec<&str> = [
+        ("--seq-cutoff", args.seq_cutoff.is_some()),
+        ("--bucket-size", args.bucket_size.is_some()),
+        ("--qd", args.qd.is_some()),
+        ("--cache-write-latency", args.cache_write_latency.is_some()),
+        ("--writeback-percent", args.writeback_percent.is_some()),
+        ("--idle-after", args.idle_after.is_some()),
+        ("--origin-size", args.origin_size.is_some()),
+        ("--created-before", args.created_before.is_some()),
+        ("--bio-latency", args.bio_latency.is_some()),
+        ("--migration-time", args.migration_time.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, given)| given.then_some(flag))
+    .collect();
+    refuse_model_settings(&model_only)?;
     let sizes = CacheSize::parse_list(&args.cache_size).context("--cache-size")?;
     let policies: Vec<String> = match &args.policy {
         Some(p) => p
@@ -418,6 +442,8 @@ pub fn model_request(args: &Args, model: KernelModel) -> anyhow::Result<ModelReq
             &args.cache_write_latency,
             "--cache-write-latency",
         )?,
+        writeback_percent: args.writeback_percent,
+        idle_after_nanos: duration_arg(&args.idle_after, "--idle-after")?,
         block_bytes: line,
         origin_bytes: size_arg(&args.origin_size, "--origin-size")?,
         created_before_nanos: duration_arg(&args.created_before, "--created-before")?,

@@ -92,6 +92,13 @@ pub struct ModelRequest {
     /// prio and journal writes); `None`: buckets are always ready.
     #[serde(default)]
     pub cache_write_latency_nanos: Option<u64>,
+    /// bcache: `writeback_percent` (default 10; 0: write back at the maximum rate).
+    #[serde(default)]
+    pub writeback_percent: Option<u64>,
+    /// bcache: how long after the last bio the counters are read; background writeback runs
+    /// on until then (`None`: they are read at the last bio).
+    #[serde(default)]
+    pub idle_after_nanos: Option<u64>,
     /// dm-cache: the cache block size.
     #[serde(default)]
     pub block_bytes: Option<u64>,
@@ -134,6 +141,20 @@ pub fn refuse_generic_settings(model: KernelModel, given: &[&str]) -> Result<(),
     ))
 }
 
+/// The kernel models' own settings, which the generic simulator does not take: `given` names
+/// the ones a host received (its own spelling, e.g. `--seq-cutoff`); any is an error that says
+/// which presets take them, instead of being ignored.
+pub fn refuse_model_settings(given: &[&str]) -> Result<(), JobError> {
+    if given.is_empty() {
+        return Ok(());
+    }
+    Err(JobError::invalid(
+        given.join(", "),
+        "apply to the kernels' own models only (--preset bcache or --preset dm-cache); the \
+         generic simulator and its presets have no such setting",
+    ))
+}
+
 /// The footprint unit of a model's cache size given as a percentage.
 fn footprint_unit_bytes(request: &ModelRequest) -> u64 {
     match request.model {
@@ -154,6 +175,8 @@ impl ModelRequest {
             bucket_bytes: None,
             queue_depth: None,
             cache_write_latency_nanos: None,
+            writeback_percent: None,
+            idle_after_nanos: None,
             block_bytes: None,
             origin_bytes: None,
             created_before_nanos: None,
@@ -221,6 +244,8 @@ impl ModelRequest {
                 "cache_write_latency_nanos",
                 self.cache_write_latency_nanos.is_some(),
             ),
+            ("writeback_percent", self.writeback_percent.is_some()),
+            ("idle_after_nanos", self.idle_after_nanos.is_some()),
         ];
         let dmcache = [
             ("block_bytes", self.block_bytes.is_some()),
@@ -254,6 +279,9 @@ impl ModelRequest {
         }
         c.queue_depth = self.queue_depth;
         c.metadata_write_nanos = self.cache_write_latency_nanos;
+        if let Some(p) = self.writeback_percent {
+            c.writeback_percent = p;
+        }
         c.validate().map_err(JobError::Bcache)?;
         Ok(c)
     }
@@ -508,7 +536,12 @@ impl Job for Model {
                     "finished before the pass that measures the trace",
                 ))
             }
-            Running::Bcache(m) => ModelOutput::Bcache(m.finish()),
+            Running::Bcache(mut m) => {
+                if let Some(idle) = self.request.idle_after_nanos {
+                    m.idle_for(idle);
+                }
+                ModelOutput::Bcache(m.finish())
+            }
             Running::DmCache(m) => ModelOutput::DmCacheSmq(m.finish()),
         };
         Ok(ModelResult {
