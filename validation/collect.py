@@ -90,6 +90,12 @@ def workloads(path):
                 m = re.search(r"(\d+\.\d+): tracing_mark_write", line)
                 if m:
                     cur["created_ts"] = float(m.group(1))
+            elif "tracing_mark_write: blocksight-attached" in line:
+                # bcache: when the backing device was attached (the kernel log's clock, the
+                # trace's): its writeback rate updates run every 5 s from then.
+                m = re.search(r"blocksight-attached (\d+\.\d+)", line)
+                if m:
+                    cur["attached_ts"] = float(m.group(1))
             elif "tracing_mark_write: blocksight-create-returned" in line:
                 m = re.search(r"(\d+\.\d+): tracing_mark_write", line)
                 if m:
@@ -219,6 +225,8 @@ def main():
         if "created_ts" in w and first_ts is not None:
             # Seconds from the cache's creation (its first tick) to the first bio.
             p["created_before_first_bio_s"] = round(first_ts - w["created_ts"], 6)
+        if "attached_ts" in w and first_ts is not None:
+            p["attached_before_first_bio_s"] = round(first_ts - w["attached_ts"], 6)
         if "returned_ts" in w and first_ts is not None:
             # `dmsetup create` returned (the resume, smq's first tick, lies between the two).
             p["create_returned_before_first_bio_s"] = round(first_ts - w["returned_ts"], 6)

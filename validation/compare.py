@@ -106,6 +106,9 @@ def bcache(bs, d, lab):
         # The measured metadata write latency: the refill (a prio write, then a journal write)
         # lasts the sum of the two medians.
         cmd += ["--cache-write-latency", f"{(prio + journal) / 2:.0f}us"]
+    if "attached_before_first_bio_s" in p:
+        # When the backing device was attached: the writeback rate's 5 s updates run from then.
+        cmd += ["--attached-before", f"{p['attached_before_first_bio_s']}s"]
     k = lab["counters"]
     # Runs that recorded when the counters were read give the model that idle time after the
     # last bio (background writeback runs on meanwhile).

@@ -195,6 +195,7 @@ fn model_request(o: &Options, model: KernelModel) -> anyhow::Result<ModelRequest
         cache_write_latency_nanos: duration(o, "cache_write_latency")?,
         writeback_percent: uint(o, "writeback_percent")?,
         idle_after_nanos: duration(o, "idle_after")?,
+        attached_before_nanos: duration(o, "attached_before")?,
         block_bytes: size(o, "line_size")?,
         origin_bytes: size(o, "origin_size")?,
         created_before_nanos: duration(o, "created_before")?,

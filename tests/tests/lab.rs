@@ -298,6 +298,11 @@ fn check_bcache(dir: &Path, lab: &Value) -> Vec<String> {
             .map(|s| vec!["--idle-after".to_string(), format!("{s}s")])
             .unwrap_or_default()
     };
+    // Runs that recorded when the backing device was attached (its writeback timer's phase).
+    let args: Vec<String> = match p["attached_before_first_bio_s"].as_f64() {
+        Some(s) => [args, vec!["--attached-before".into(), format!("{s}s")]].concat(),
+        None => args,
+    };
     let (model, name) = run_model(dir, [args.clone(), idle("counters_after_s")].concat());
     let s = &model["result"]["stats"];
     let mut failures = dirty_failures(&name, "dirty data", hsize(k, "dirty_data"), s);

@@ -42,6 +42,9 @@ bc() {
   i=0; while [ ! -e /sys/block/bcache0/bcache/cache ] && [ $i -lt 5 ]; do sleep 1; i=$((i+1)); done
   [ -e /sys/block/bcache0/bcache/cache ] || echo $cset > /sys/block/bcache0/bcache/attach
   [ -e /sys/block/bcache0/bcache/cache ] || { echo "### NOT ATTACHED $n ($cset)"; cat /tmp/mk.txt; ls /sys/fs/bcache; dmesg | grep -i bcache | tail; }
+  # When the backing device was attached (its writeback timer, every 5 s, starts then), in the
+  # kernel log's clock, which is the trace's ("local"): filed as a trace marker below.
+  attached=$(dmesg | grep 'Caching .* as bcache0 on set' | tail -1 | sed 's/^\[ *\([0-9.]*\)\].*/\1/')
   S=/sys/block/bcache0/bcache
   echo "$mode" > $S/cache_mode
   echo "$cutoff" > $S/sequential_cutoff
@@ -74,6 +77,7 @@ bc() {
     echo 'prev_comm == "bcache_allocato" || next_comm == "bcache_allocato"' > $T/events/sched/sched_switch/filter
     echo 1 > $T/events/sched/sched_wakeup/enable; echo 1 > $T/events/sched/sched_switch/enable
   fi
+  [ -n "$attached" ] && echo "blocksight-attached $attached" > $T/trace_marker
   rt=${RT:-12}
   fiorun "$n" /dev/bcache0 $rt "$@" ${J2:+--name=$n-b --filename=/dev/bcache0 --runtime=$rt --time_based --direct=1 --ioengine=libaio --randrepeat=1 --randseed=7 $J2}
   [ -n "$P2" ] && { w=$n; fiorun "$n-2" /dev/bcache0 $rt $P2; n=$w; }  # fiorun sets n

@@ -85,6 +85,11 @@ pub struct Args {
     /// writeback runs on meanwhile (after about 30 s without a bio at the maximum rate).
     #[arg(long = "idle-after", value_name = "DURATION")]
     pub idle_after: Option<String>,
+    /// bcache: how long before the first bio the backing device was attached to the cache
+    /// (its writeback rate is updated every 5 s from then; default: first 5 s after the first
+    /// bio).
+    #[arg(long = "attached-before", value_name = "DURATION")]
+    pub attached_before: Option<String>,
     /// Exclude this leading time window from the after-warm-up figures (90s, 10m, 1h).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
@@ -111,6 +116,7 @@ pub fn request(args: &Args) -> anyhow::Result<SimulateRequest> {
         ("--cache-write-latency", args.cache_write_latency.is_some()),
         ("--writeback-percent", args.writeback_percent.is_some()),
         ("--idle-after", args.idle_after.is_some()),
+        ("--attached-before", args.attached_before.is_some()),
         ("--origin-size", args.origin_size.is_some()),
         ("--created-before", args.created_before.is_some()),
         ("--bio-latency", args.bio_latency.is_some()),
@@ -444,6 +450,7 @@ pub fn model_request(args: &Args, model: KernelModel) -> anyhow::Result<ModelReq
         )?,
         writeback_percent: args.writeback_percent,
         idle_after_nanos: duration_arg(&args.idle_after, "--idle-after")?,
+        attached_before_nanos: duration_arg(&args.attached_before, "--attached-before")?,
         block_bytes: line,
         origin_bytes: size_arg(&args.origin_size, "--origin-size")?,
         created_before_nanos: duration_arg(&args.created_before, "--created-before")?,

@@ -28,10 +28,14 @@
 //!   full search it sleeps `writeback_delay` (30 s); a full search that found nothing leaves it
 //!   asleep until new dirty data arrives. A key overwritten since it was taken is skipped.
 //!
+//! The updates run every 5 s from when the backing device was attached to the cache
+//! (`BcacheConfig::attached_before_nanos` before the first bio; when not given, the first
+//! update is 5 s after the first bio).
+//!
 //! Not modelled: the devices' speed (a pass completes at once, so at the maximum rate the
 //! dirty data goes as fast as the keys can be listed; the kernel is bounded by the backing
-//! device, 64 writebacks in flight), the 5 s update's phase (the first update is 5 s after the
-//! first bio), and `partial_stripes_expensive` (backing devices with a stripe size).
+//! device, 64 writebacks in flight) and `partial_stripes_expensive` (backing devices with a
+//! stripe size).
 
 use std::collections::VecDeque;
 
@@ -81,6 +85,8 @@ enum Thread {
 #[derive(Clone, Debug)]
 pub(super) struct Writeback {
     percent: u64,
+    /// How long before the first bio the device was attached (the updates' phase).
+    attached_before: Option<u64>,
     /// Sectors per second; `None`: the maximum (an idle device).
     rate: Option<i64>,
     integral: i64,
@@ -97,9 +103,10 @@ pub(super) struct Writeback {
 }
 
 impl Writeback {
-    pub(super) fn new(percent: u64) -> Writeback {
+    pub(super) fn new(percent: u64, attached_before: Option<u64>) -> Writeback {
         Writeback {
             percent,
+            attached_before,
             rate: (percent > 0).then_some(RATE_INITIAL),
             integral: 0,
             next_update: None,
@@ -138,9 +145,10 @@ impl BcacheModel {
             return;
         };
         if wb.next_update.is_none() {
-            // The first bio: the update work runs every 5 s from the device's start.
+            // The first bio: the update work runs every 5 s from the device's attachment.
+            let since = wb.attached_before.map_or(0, |d| d % RATE_UPDATE_NANOS);
             self.writeback.as_mut().expect("writeback").next_update =
-                Some(now.saturating_add(RATE_UPDATE_NANOS));
+                Some(now.saturating_add(RATE_UPDATE_NANOS - since));
             return;
         }
         loop {
@@ -367,7 +375,7 @@ mod tests {
 
     #[test]
     fn schedule_spaces_passes_by_the_rate_and_bounds_the_backlog() {
-        let mut wb = Writeback::new(10);
+        let mut wb = Writeback::new(10, None);
         wb.rate = Some(1000);
         wb.next = 0;
         // 500 sectors at 1,000 sectors/s: the next pass half a second later.

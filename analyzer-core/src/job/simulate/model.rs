@@ -99,6 +99,10 @@ pub struct ModelRequest {
     /// on until then (`None`: they are read at the last bio).
     #[serde(default)]
     pub idle_after_nanos: Option<u64>,
+    /// bcache: how long before the first bio the backing device was attached (its writeback
+    /// rate updates run every 5 s from then).
+    #[serde(default)]
+    pub attached_before_nanos: Option<u64>,
     /// dm-cache: the cache block size.
     #[serde(default)]
     pub block_bytes: Option<u64>,
@@ -177,6 +181,7 @@ impl ModelRequest {
             cache_write_latency_nanos: None,
             writeback_percent: None,
             idle_after_nanos: None,
+            attached_before_nanos: None,
             block_bytes: None,
             origin_bytes: None,
             created_before_nanos: None,
@@ -246,6 +251,10 @@ impl ModelRequest {
             ),
             ("writeback_percent", self.writeback_percent.is_some()),
             ("idle_after_nanos", self.idle_after_nanos.is_some()),
+            (
+                "attached_before_nanos",
+                self.attached_before_nanos.is_some(),
+            ),
         ];
         let dmcache = [
             ("block_bytes", self.block_bytes.is_some()),
@@ -282,6 +291,7 @@ impl ModelRequest {
         if let Some(p) = self.writeback_percent {
             c.writeback_percent = p;
         }
+        c.attached_before_nanos = self.attached_before_nanos;
         c.validate().map_err(JobError::Bcache)?;
         Ok(c)
     }
