@@ -387,6 +387,9 @@ pub struct BcacheModel {
     dirty_sectors: u64,
     /// Buckets the last GC found unavailable (dirty or metadata): `nbuckets - avail_nbuckets`.
     gc_unavailable_buckets: u64,
+    /// The extents written back (backing sectors `[start, end)`), kept for a host that replays
+    /// them on the backing device ([`BcacheModel::log_writebacks`]).
+    writeback_log: Option<Vec<(u64, u64)>>,
     last_time: u64,
     stats: BcacheStats,
 }
@@ -558,6 +561,7 @@ impl BcacheModel {
                 .then(|| Writeback::new(cfg.writeback_percent, cfg.attached_before_nanos)),
             dirty_sectors: 0,
             gc_unavailable_buckets: 0,
+            writeback_log: None,
             last_time: 0,
             stats: BcacheStats::default(),
         })
@@ -1001,6 +1005,20 @@ impl BcacheModel {
                 }
             }
             Op::Flush => {}
+        }
+    }
+
+    /// Keeps every extent background writeback copies to the backing device from now on, for
+    /// [`BcacheModel::take_writebacks`].
+    pub fn log_writebacks(&mut self) {
+        self.writeback_log.get_or_insert_with(Vec::new);
+    }
+
+    /// Moves the extents written back since the last call (backing-device byte ranges, in the
+    /// order written) into `out`.
+    pub fn take_writebacks(&mut self, out: &mut Vec<(u64, u64)>) {
+        if let Some(log) = &mut self.writeback_log {
+            out.extend(log.drain(..).map(|(s, e)| (s * 512, e * 512)));
         }
     }
 

@@ -760,7 +760,7 @@ impl Predict {
                 config.bucket_bytes /= 2;
             }
             let desc = format!(
-                "bcache, the kernel's model (Linux 6.1, docs/cache.md): {}, {} buckets of {}, {}, sequential cutoff {}; its background writeback's writes to the backing device are not replayed on the array",
+                "bcache, the kernel's model (Linux 6.1, docs/cache.md): {}, {} buckets of {}, {}, sequential cutoff {}; dirty data written back to the array at bcache's writeback rate",
                 bytes(cache_bytes),
                 count(config.nbuckets()),
                 bytes(config.bucket_bytes),

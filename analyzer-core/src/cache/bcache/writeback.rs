@@ -361,6 +361,9 @@ impl BcacheModel {
             self.dirty_sectors = self.dirty_sectors.saturating_sub(n);
             self.stats.writeback_bytes += n * 512;
             self.stats.writeback_keys += 1;
+            if let Some(log) = &mut self.writeback_log {
+                log.push((s, x.end));
+            }
             sectors += n;
             keys += 1;
             last_end = Some(x.end);
