@@ -992,40 +992,12 @@ mod tests {
     }
 
     /// The bundled sample (real pgbench, tracefs text, zstd), decoded from chunks of `chunk`
-    /// bytes as a browser's slices arrive, each chunk's events fed to `job` before the next,
-    /// and `check_memory` asked between chunks, as the web app's worker runs the job.
-    fn run_in_chunks(mut job: Model, chunk: usize) -> Result<ModelResult, JobError> {
-        use crate::compress::Decompressing;
-        use crate::decode::DecodeOptions;
-        use crate::{Decoder, TraceFormat};
-        const SAMPLE: &[u8] =
-            include_bytes!("../../../../tests/data/sample/pgbench.tracefs.txt.zst");
-        for pass in 0..job.passes() {
-            job.begin_pass(pass);
-            let mut d = Decompressing::new(
-                TraceFormat::TracefsText
-                    .decoder(&DecodeOptions::default())
-                    .expect("decoder"),
-            );
-            for bytes in SAMPLE.chunks(chunk) {
-                d.push(bytes);
-                while let Some(e) = d.next_event().expect("the sample decodes") {
-                    job.observe(&e);
-                }
-                job.check_memory()?;
-            }
-            d.finish();
-            while let Some(e) = d.next_event().expect("the sample decodes") {
-                job.observe(&e);
-            }
-            job.end_pass(d.header(), &Diagnostics::default())?;
-        }
-        job.finish()
-    }
-
-    /// The sample's events and header, decoded at once (what the CLI's read loop hands the
-    /// job, in batches).
-    fn sample() -> (Vec<IoEvent>, TraceHeader) {
+    /// bytes as a browser's slices arrive: `on(Some(event))` for each event, `on(None)` after
+    /// each chunk's events; the header at the end.
+    fn decode_sample(
+        chunk: usize,
+        on: &mut dyn FnMut(Option<&IoEvent>) -> Result<(), JobError>,
+    ) -> Result<TraceHeader, JobError> {
         use crate::compress::Decompressing;
         use crate::decode::DecodeOptions;
         use crate::{Decoder, TraceFormat};
@@ -1036,13 +1008,47 @@ mod tests {
                 .decoder(&DecodeOptions::default())
                 .expect("decoder"),
         );
-        d.push(SAMPLE);
-        d.finish();
-        let mut events = Vec::new();
-        while let Some(e) = d.next_event().expect("the sample decodes") {
-            events.push(e);
+        for bytes in SAMPLE.chunks(chunk) {
+            d.push(bytes);
+            while let Some(e) = d.next_event().expect("the sample decodes") {
+                on(Some(&e))?;
+            }
+            on(None)?;
         }
-        (events, d.header().clone())
+        d.finish();
+        while let Some(e) = d.next_event().expect("the sample decodes") {
+            on(Some(&e))?;
+        }
+        Ok(d.header().clone())
+    }
+
+    /// `job` fed the sample slice by slice, `check_memory` asked between slices, as the web
+    /// app's worker runs it.
+    fn run_in_chunks(mut job: Model, chunk: usize) -> Result<ModelResult, JobError> {
+        for pass in 0..job.passes() {
+            job.begin_pass(pass);
+            let header = decode_sample(chunk, &mut |e| match e {
+                Some(e) => {
+                    job.observe(e);
+                    Ok(())
+                }
+                None => job.check_memory(),
+            })?;
+            job.end_pass(&header, &Diagnostics::default())?;
+        }
+        job.finish()
+    }
+
+    /// The sample's events and header, decoded at once (what the CLI's read loop hands the
+    /// job, in batches).
+    fn sample() -> (Vec<IoEvent>, TraceHeader) {
+        let mut events = Vec::new();
+        let header = decode_sample(usize::MAX, &mut |e| {
+            events.extend(e.copied());
+            Ok(())
+        })
+        .expect("decodes");
+        (events, header)
     }
 
     /// The web app's entry (the job with the tab's memory bound, fed slice by slice) gives the
