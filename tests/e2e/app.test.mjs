@@ -73,6 +73,8 @@ async function card(page, key) {
 
 /// Drops `bytes` as a file named `name` on the drop zone, as a user's drag and drop does.
 async function drop(page, name, bytes) {
+  // The app mounts once its wasm has compiled, after the page's load event.
+  await page.locator('[data-testid=drop-zone]').waitFor();
   await page.evaluate(([name, b64]) => {
     const bin = atob(b64);
     const arr = new Uint8Array(bin.length);

@@ -166,10 +166,10 @@ fn model_card(r: &ModelResult) -> Html {
                     { counter_row("cache_bypass_hits", s.cache_bypass_hits, "bypassed reads served from the cache".into()) }
                     { counter_row("cache_bypass_misses", s.cache_bypass_misses, "bypassed reads from the backing device".into()) }
                     { counter_row("cache_miss_collisions", s.cache_miss_collisions, "read-miss insertions dropped by a racing write".into()) }
-                    { counter_row("bypassed", s.bypassed_bytes, "bytes bypassed (reads and writes)".into()) }
+                    { counter_row("bypassed", s.bypassed_bytes, format!("bytes bypassed, reads and writes ({})", bytes(s.bypassed_bytes))) }
                     { counter_row("writes", s.writes, format!("{} inserted dirty, {} clean, {} bypassed", count(s.writes_dirty), count(s.writes_clean), count(s.writes_bypassed))) }
-                    { counter_row("dirty_data", s.dirty_bytes, "dirty bytes at the end".into()) }
-                    { counter_row("cached_data", s.cached_bytes, format!("live cached bytes at the end, in {} buckets", count(b.nbuckets))) }
+                    { counter_row("dirty_data", s.dirty_bytes, format!("dirty bytes at the end ({})", bytes(s.dirty_bytes))) }
+                    { counter_row("cached_data", s.cached_bytes, format!("live cached bytes at the end ({}), in {} buckets", bytes(s.cached_bytes), count(b.nbuckets))) }
                 </> },
             )
         }
