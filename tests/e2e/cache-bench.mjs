@@ -31,6 +31,17 @@ const { context, close } = await launch();
 const answered = (page) => page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'false'
   && document.querySelector('[data-testid=cache-sim-time]'), null, { timeout: 600_000, polling: 200 });
 const ms = (page) => page.locator('[data-testid=cache-sim-time]').getAttribute('data-value').then(Number);
+// Moves the slider a little and waits for the answer at the new size.
+async function newSize(page) {
+  await page.locator('[data-testid=cache-size]').evaluate((el) => {
+    el.value = String(Number(el.value) + 40);
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'true'
+    || !document.querySelector('[data-testid=cache-sim-time]'), null, { timeout: 60_000 }).catch(() => {});
+  await answered(page);
+}
+
 // A kernel model: its answer, then a new size's.
 async function kernel(p) {
   const page = await context.newPage();
@@ -41,13 +52,7 @@ async function kernel(p) {
   const model = await page.locator('[data-testid=model-result]').getAttribute('data-model');
   const read = (id) => page.locator(`[data-testid=${id}]`).getAttribute('data-value').then(Number);
   const hit = await read(model === 'bcache-kernel' ? 'model-cache-hit-ratio' : 'model-read-hit-ratio');
-  await page.locator('[data-testid=cache-size]').evaluate((el) => {
-    el.value = String(Number(el.value) + 40);
-    el.dispatchEvent(new Event('input', { bubbles: true }));
-  });
-  await page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'true'
-    || !document.querySelector('[data-testid=cache-sim-time]'), null, { timeout: 60_000 }).catch(() => {});
-  await answered(page);
+  await newSize(page);
   console.log(JSON.stringify({ preset: p, model, size_bytes: size, hit_ratio: hit, model_ms: first,
     new_size_ms: await ms(page) }));
   await page.close();
@@ -86,13 +91,7 @@ try {
         null, { timeout: 600_000, polling: 200 });
       refined = Number(await state.getAttribute('data-refined-ms'));
     }
-    await page.locator('[data-testid=cache-size]').evaluate((el) => {
-      el.value = String(Number(el.value) + 40);
-      el.dispatchEvent(new Event('input', { bubbles: true }));
-    });
-    await page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'true'
-      || !document.querySelector('[data-testid=cache-sim-time]'), null, { timeout: 60_000 }).catch(() => {});
-    await answered(page);
+    await newSize(page);
     const simOnly = await ms(page);
     console.log(JSON.stringify({ preset: p || 'none', size_bytes: size, line_hit_ratio: Number(hit),
       first_answer_ms: first, estimate: estimated, exact_ms: withCurves, first_curves_rate: rate,
