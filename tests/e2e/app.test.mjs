@@ -531,6 +531,13 @@ test('the cache view runs the kernels\' own models, dm-cache and bcache, with th
   assert.match(await page.locator('[data-testid=cache-preset] option:checked').innerText(), /^bcache \(Linux bcache\)$/);
   assert.deepEqual(await page.locator('[data-testid=cache-mode] option').allInnerTexts(), ['wt', 'wb', 'wa']);
   assert.equal(await page.locator('[data-testid=cache-line]').count(), 0, 'bcache has buckets, not lines');
+  // At make-bcache's default 512 KiB buckets this size is too few buckets: the job refuses it,
+  // in the words the CLI prints.
+  const refusal = page.locator('[data-testid=cache-sim] [role=alert]');
+  await refusal.waitFor({ timeout: 180_000 });
+  assert.match(await refusal.innerText(), /bcache refuses a cache of \d+ buckets/);
+  assert.throws(() => execFileSync(BIN, ['simulate', '-q', SAMPLE, '--preset', 'bcache', '--cache-size', String(size)],
+    { cwd: root, stdio: 'pipe' }), /bcache refuses a cache of \d+ buckets/);
   await change('cache-bucket', '16384');
   await change('cache-mode', 'wa');
   await change('cache-kernel-seqcut', '1MiB');
