@@ -558,6 +558,17 @@ test('the cache view runs the kernels\' own models, dm-cache and bcache, with th
   await page.screenshot({ path: join(SHOTS, 'cache-bcache-model.png'), fullPage: true });
   console.log(`cache worker, kernel models on the sample: ${times.join(', ')}`);
 
+  // The Array view's cache tier is then the kernel's model too: `blocksight predict --preset
+  // dm-cache` on the trace (its default layout at QD 16, the curve off).
+  const arr = await browser.context.newPage();
+  await arr.goto(`${baseUrl}#view=array&cache=${size}&cpreset=dm-cache&curve=0`);
+  await waitReady(arr);
+  await arr.locator('[data-testid=iops-cache-0]').waitFor({ timeout: 180_000 });
+  const tier = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid5', '--disks', '6',
+    '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16', '--cache-size', String(size), '--preset', 'dm-cache'])).configs[0];
+  assert.equal(Number(await arr.locator('[data-testid=iops-cache-0]').getAttribute('data-value')), tier.with_cache.iops);
+  await arr.close();
+
   // An old link, from when dm-cache meant the approximation here, with its admission rule:
   // it opens the approximation and says so; the same name alone is the kernel's model.
   const old = await browser.context.newPage();
