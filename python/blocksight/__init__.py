@@ -203,7 +203,7 @@ def simulate(
     ``blocksight simulate --json`` (``runs[]``, one per cell). With ``preset="dm-cache"`` or
     ``"bcache"`` (also named ``"dm-cache-smq"``, ``"bcache-kernel"``), the kernel's own cache
     model instead, as ``simulate --preset ... --json`` prints it (``model``, ``request``,
-    ``footprint`` for a size given as a percentage, ``result``); the generic approximations are
+    ``footprint`` for a size given as a percentage, ``result``, ``assumptions``); the generic approximations are
     ``"dm-cache-approx"`` and ``"bcache-approx"``. Its settings are the CLI's flags in
     snake_case (``seq_cutoff``, ``bucket_size``, ``qd``, ``cache_write_latency``,
     ``writeback_percent``, ``idle_after``, ``attached_before``, ``origin_size``,

@@ -73,6 +73,8 @@ async function card(page, key) {
 
 /// Drops `bytes` as a file named `name` on the drop zone, as a user's drag and drop does.
 async function drop(page, name, bytes) {
+  // The app mounts once its wasm has compiled, after the page's load event.
+  await page.locator('[data-testid=drop-zone]').waitFor();
   await page.evaluate(([name, b64]) => {
     const bin = atob(b64);
     const arr = new Uint8Array(bin.length);
@@ -437,6 +439,145 @@ test('the cache view simulates product presets and admission rules, hits and fil
   assert.notEqual(scopedHit, wholeHit);
   await page.locator('#chart-hits-fills').waitFor();
   await page.screenshot({ path: join(SHOTS, 'cache-window.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+// Issue 10, one engine: the product choices dm-cache and bcache run the kernels' own models in
+// the worker, the job `blocksight simulate --preset dm-cache|bcache` runs, so every counter is
+// the CLI's, for the same size, mode and model settings.
+test('the cache view runs the kernels\' own models, dm-cache and bcache, with the counters of blocksight simulate --preset', async () => {
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl + '#view=cache');
+  await waitReady(page);
+  const value = (id) => page.locator(`[data-testid=${id}]`).getAttribute('data-value').then(Number);
+  const change = (id, v) => page.locator(`[data-testid=${id}]`).evaluate((el, v) => {
+    el.value = v;
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  }, v);
+  // The model's answer for the current controls: computing is over and the card is the model's.
+  const modelDone = (model) => page.waitForFunction((m) => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'false'
+    && document.querySelector(`[data-testid=model-result][data-model="${m}"]`), model, { timeout: 180_000 });
+  const cli = (args) => JSON.parse(run(['simulate', '--json', '-q', SAMPLE, ...args]));
+  const sameCounters = async (result, names, where) => {
+    for (const [id, v] of names) assert.equal(await value(`model-${id}`), v, `${id} ${where}`);
+    const shown = await page.locator('[data-testid=model-assumptions] li').allInnerTexts();
+    assert.deepEqual(shown, result.assumptions, `assumptions ${where}`);
+  };
+  const dmNames = (r) => ['read_hits', 'read_misses', 'write_hits', 'write_misses', 'demotions', 'promotions', 'dirty', 'writebacks']
+    .map((k) => [k, r.result.status[k]]);
+  const bcNames = (r) => [['cache_hits', 'cache_hits'], ['cache_misses', 'cache_misses'], ['cache_bypass_hits', 'cache_bypass_hits'],
+    ['cache_bypass_misses', 'cache_bypass_misses'], ['cache_miss_collisions', 'cache_miss_collisions'], ['bypassed', 'bypassed_bytes']]
+    .map(([id, k]) => [id, r.result.stats[k]]);
+  const times = [];
+  const timed = async (what) => {
+    const ms = await value('cache-sim-time');
+    times.push(`${what} ${ms} ms`);
+  };
+  await page.locator('[data-testid=cache-size]').evaluate((el) => {
+    el.value = '300';
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+
+  // dm-cache, the kernel's model, at its defaults (64 KiB blocks, writeback, the origin measured).
+  await page.locator('[data-testid=cache-preset]').selectOption('dm-cache');
+  assert.match(page.url(), /cpreset=dm-cache(&|$)/);
+  assert.match(await page.locator('[data-testid=cache-preset] option:checked').innerText(), /^dm-cache \(Linux dm-cache, smq\)$/);
+  assert.ok(await page.locator('[data-testid=cache-policy]').isDisabled());
+  assert.ok(await page.locator('[data-testid=cache-admission]').isDisabled());
+  assert.match(await page.locator('[data-testid=cache-generic-off]').innerText(), /dm-cache-approx/);
+  assert.deepEqual(await page.locator('[data-testid=cache-mode] option').allInnerTexts(), ['wb', 'wt']);
+  await modelDone('dm-cache-smq');
+  const size = await value('cache-size-value');
+  const dm = cli(['--preset', 'dm-cache', '--cache-size', String(size)]);
+  assert.equal(dm.model, 'dm-cache-smq');
+  await sameCounters(dm, dmNames(dm), 'dm-cache wb');
+  const s = dm.result.status;
+  assert.ok(s.read_hits > 0 && s.promotions > 0, JSON.stringify(s));
+  assert.equal(await value('model-read-hit-ratio'), s.read_hits / (s.read_hits + s.read_misses));
+  assert.match(await page.locator('[data-testid=cache-effective]').innerText(), new RegExp(`--preset dm-cache --cache-size ${size} --mode wb`));
+  assert.match(await page.locator('[data-testid=model-assumptions]').innerText(), /Origin .*: the highest byte the trace touches/);
+  await timed('dm-cache wb');
+  await page.screenshot({ path: join(SHOTS, 'cache-dm-cache-model.png'), fullPage: true });
+
+  // Write-through with 128 KiB blocks; then a share of the footprint, as --cache-size 10%.
+  await change('cache-mode', 'wt');
+  await change('cache-line', '131072');
+  assert.match(page.url(), /cmode=wt/);
+  await modelDone('dm-cache-smq');
+  const wt = cli(['--preset', 'dm-cache', '--cache-size', String(size), '--mode', 'wt', '--line-size', '128KiB']);
+  await sameCounters(wt, dmNames(wt), 'dm-cache wt 128 KiB');
+  await timed('dm-cache wt');
+  await change('cache-percent', '10');
+  assert.match(page.url(), /cpct=10/);
+  await modelDone('dm-cache-smq');
+  const pct = cli(['--preset', 'dm-cache', '--cache-size', '10%', '--mode', 'wt', '--line-size', '128KiB']);
+  assert.ok(pct.footprint.bytes > 0);
+  await sameCounters(pct, dmNames(pct), 'dm-cache 10%');
+  await timed('dm-cache 10%');
+  // The link reopens the same model and answer.
+  const again = await browser.context.newPage();
+  await again.goto(page.url());
+  await waitReady(again);
+  await again.locator('[data-testid=model-result][data-model=dm-cache-smq]').waitFor({ timeout: 180_000 });
+  assert.equal(await again.locator('[data-testid=cache-preset]').inputValue(), 'dm-cache');
+  assert.equal(await again.locator('[data-testid=model-read_hits]').getAttribute('data-value'), String(pct.result.status.read_hits));
+  await again.close();
+
+  // bcache, the kernel's model: 16 KiB buckets (bcache wants more than 512), write-around,
+  // a 1 MiB sequential cutoff; the slider's size again.
+  await page.locator('[data-testid=cache-preset]').selectOption('bcache');
+  assert.match(await page.locator('[data-testid=cache-preset] option:checked').innerText(), /^bcache \(Linux bcache\)$/);
+  assert.deepEqual(await page.locator('[data-testid=cache-mode] option').allInnerTexts(), ['wt', 'wb', 'wa']);
+  assert.equal(await page.locator('[data-testid=cache-line]').count(), 0, 'bcache has buckets, not lines');
+  // At make-bcache's default 512 KiB buckets this size is too few buckets: the job refuses it,
+  // in the words the CLI prints.
+  const refusal = page.locator('[data-testid=cache-sim] [role=alert]');
+  await refusal.waitFor({ timeout: 180_000 });
+  assert.match(await refusal.innerText(), /bcache refuses a cache of \d+ buckets/);
+  assert.throws(() => execFileSync(BIN, ['simulate', '-q', SAMPLE, '--preset', 'bcache', '--cache-size', String(size)],
+    { cwd: root, stdio: 'pipe' }), /bcache refuses a cache of \d+ buckets/);
+  await change('cache-bucket', '16384');
+  await change('cache-mode', 'wa');
+  await change('cache-kernel-seqcut', '1MiB');
+  assert.match(page.url(), /cpreset=bcache&cmode=wa&cseq=1048576&cbucket=16384/);
+  await modelDone('bcache-kernel');
+  const bc = cli(['--preset', 'bcache', '--cache-size', String(size), '--bucket-size', '16KiB', '--mode', 'wa', '--seq-cutoff', '1MiB']);
+  assert.equal(bc.model, 'bcache-kernel');
+  await sameCounters(bc, bcNames(bc), 'bcache wa');
+  const st = bc.result.stats;
+  assert.ok(st.cache_hits > 0 && st.writes_bypassed > 0, JSON.stringify(st));
+  assert.equal(await value('model-cache-hit-ratio'), st.cache_hits / (st.cache_hits + st.cache_misses));
+  await timed('bcache wa');
+  await change('cache-mode', 'wb');
+  await modelDone('bcache-kernel');
+  const wb = cli(['--preset', 'bcache', '--cache-size', String(size), '--bucket-size', '16KiB', '--mode', 'wb', '--seq-cutoff', '1MiB']);
+  await sameCounters(wb, bcNames(wb), 'bcache wb');
+  await timed('bcache wb');
+  await page.screenshot({ path: join(SHOTS, 'cache-bcache-model.png'), fullPage: true });
+  console.log(`cache worker, kernel models on the sample: ${times.join(', ')}`);
+
+  // The Array view's cache tier is then the kernel's model too: `blocksight predict --preset
+  // dm-cache` on the trace (its default layout at QD 16, the curve off).
+  const arr = await browser.context.newPage();
+  await arr.goto(`${baseUrl}#view=array&cache=${size}&cpreset=dm-cache&curve=0`);
+  await waitReady(arr);
+  await arr.locator('[data-testid=iops-cache-0]').waitFor({ timeout: 180_000 });
+  const tier = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid5', '--disks', '6',
+    '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16', '--cache-size', String(size), '--preset', 'dm-cache'])).configs[0];
+  assert.equal(Number(await arr.locator('[data-testid=iops-cache-0]').getAttribute('data-value')), tier.with_cache.iops);
+  await arr.close();
+
+  // An old link, from when dm-cache meant the approximation here, with its admission rule:
+  // it opens the approximation and says so; the same name alone is the kernel's model.
+  const old = await browser.context.newPage();
+  await old.goto(`${baseUrl}#view=cache&cpreset=dm-cache&cadm=smq`);
+  await waitReady(old);
+  assert.equal(await old.locator('[data-testid=cache-preset]').inputValue(), 'dm-cache-approx');
+  assert.match(await old.locator('[data-testid=cache-preset-fallback]').innerText(), /only the generic approximation has \(admission\)/);
+  await old.locator('[data-testid=sim-result][data-final=true]').waitFor({ timeout: 180_000 });
+  await old.close();
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -7,6 +7,9 @@
 // (issue 12, second round) the first answer is an estimate from a spatial sample, replaced by the
 // exact simulation: `first_answer_ms` is the estimate's time and `exact_ms` the exact one's (the
 // bundles before it print the same time for both), with the estimate's hit ratio and rate.
+// The kernels' own models (dm-cache, bcache: issue 10) have no estimate and no curves: their
+// first answer is the model's (`model_ms`, its passes over the trace), then a new size's; bcache
+// runs with 64 KiB buckets (bcache wants more than 512 buckets).
 //   node cache-bench.mjs [FILE] [SIZE_BYTES]     default: the bundled sample, 256 MiB
 //   PRESETS=none,dm-cache-approx node cache-bench.mjs   only these presets (default: all)
 import { spawn } from 'node:child_process';
@@ -19,7 +22,7 @@ const root = resolve(here, '..', '..');
 const file = process.argv[2] ?? join(root, 'tests/data/sample/pgbench.tracefs.txt.zst');
 const size = Number(process.argv[3] ?? 256 << 20);
 const bin = process.env.BLOCKSIGHT_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'release', 'blocksight');
-const presets = (process.env.PRESETS?.split(',') ?? ['none', 'dm-cache-approx', 'bcache-approx', 'opencas', 'opencas-nhit', 'cachecade1', 'cachecade2'])
+const presets = (process.env.PRESETS?.split(',') ?? ['none', 'dm-cache', 'bcache', 'dm-cache-approx', 'bcache-approx', 'opencas', 'opencas-nhit', 'cachecade1', 'cachecade2'])
   .map((p) => (p === 'none' ? '' : p));
 
 const server = spawn(bin, ['serve', '--port', '0', file], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -28,8 +31,39 @@ const { context, close } = await launch();
 const answered = (page) => page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'false'
   && document.querySelector('[data-testid=cache-sim-time]'), null, { timeout: 600_000, polling: 200 });
 const ms = (page) => page.locator('[data-testid=cache-sim-time]').getAttribute('data-value').then(Number);
+// Moves the slider a little and waits for the answer at the new size.
+async function newSize(page) {
+  await page.locator('[data-testid=cache-size]').evaluate((el) => {
+    el.value = String(Number(el.value) + 40);
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'true'
+    || !document.querySelector('[data-testid=cache-sim-time]'), null, { timeout: 60_000 }).catch(() => {});
+  await answered(page);
+}
+
+// A kernel model: its answer, then a new size's.
+async function kernel(p) {
+  const page = await context.newPage();
+  await page.goto(`${url}#view=cache&cache=${size}&cpreset=${p}${p.startsWith('bcache') ? '&cbucket=65536' : ''}`);
+  await page.locator('[data-testid=model-result]').waitFor({ timeout: 600_000 });
+  await answered(page);
+  const first = await ms(page);
+  const model = await page.locator('[data-testid=model-result]').getAttribute('data-model');
+  const read = (id) => page.locator(`[data-testid=${id}]`).getAttribute('data-value').then(Number);
+  const hit = await read(model === 'bcache-kernel' ? 'model-cache-hit-ratio' : 'model-read-hit-ratio');
+  await newSize(page);
+  console.log(JSON.stringify({ preset: p, model, size_bytes: size, hit_ratio: hit, model_ms: first,
+    new_size_ms: await ms(page) }));
+  await page.close();
+}
+
 try {
   for (const p of presets) {
+    if (['dm-cache', 'bcache', 'dm-cache-smq', 'bcache-kernel'].includes(p)) {
+      await kernel(p);
+      continue;
+    }
     const page = await context.newPage();
     await page.goto(`${url}#view=cache&cache=${size}${p ? `&cpreset=${p}` : ''}`);
     // The first answer: the estimate (or, before it, the exact answer).
@@ -57,13 +91,7 @@ try {
         null, { timeout: 600_000, polling: 200 });
       refined = Number(await state.getAttribute('data-refined-ms'));
     }
-    await page.locator('[data-testid=cache-size]').evaluate((el) => {
-      el.value = String(Number(el.value) + 40);
-      el.dispatchEvent(new Event('input', { bubbles: true }));
-    });
-    await page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.computing === 'true'
-      || !document.querySelector('[data-testid=cache-sim-time]'), null, { timeout: 60_000 }).catch(() => {});
-    await answered(page);
+    await newSize(page);
     const simOnly = await ms(page);
     console.log(JSON.stringify({ preset: p || 'none', size_bytes: size, line_hit_ratio: Number(hit),
       first_answer_ms: first, estimate: estimated, exact_ms: withCurves, first_curves_rate: rate,

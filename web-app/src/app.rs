@@ -8,7 +8,7 @@ use gloo_worker::{Spawnable, WorkerBridge};
 use yew::prelude::*;
 
 use crate::components::array::ArrayView;
-use crate::components::cache::{chosen_cache, CacheView};
+use crate::components::cache::{chosen_cache, chosen_model, CacheView};
 use crate::components::drop_zone::DropZone;
 use crate::components::export::ExportButton;
 use crate::components::hot_data::HotData;
@@ -18,7 +18,9 @@ use crate::embedded;
 use crate::state::{Action, AppState, Phase};
 use crate::units::duration;
 use crate::url_state::{UrlState, VIEWS};
-use crate::worker::cache_sim::{footprint_lines_at, line_accesses_at, CacheSimRequest};
+use crate::worker::cache_sim::{
+    footprint_lines_at, line_accesses_at, CacheSimRequest, ModelRequest,
+};
 use crate::worker::codec::JsCodec;
 use crate::worker::predict::{PredictRequest, Staging};
 use crate::worker::protocol::{Request, Results, Source};
@@ -42,6 +44,32 @@ fn spawn_worker(dispatch: UseReducerDispatcher<AppState>) -> WorkerBridge<Engine
 
 /// The last request sent to the worker for a view, with the whole-trace results it was for.
 type LastSent<T> = Rc<RefCell<Option<(T, Option<usize>)>>>;
+
+/// Sends a job to the worker unless `key` (its request and the results it was made from) is
+/// the one `last` holds: spawns the worker when there is none, dispatches `start` and sends
+/// `message(source, request)` for the last whole-trace load's source. Whether it sent.
+fn send_new<T: Clone + PartialEq>(
+    bridge: &RefCell<Option<WorkerBridge<EngineWorker>>>,
+    last_source: &RefCell<Option<LastSource>>,
+    state: &UseReducerHandle<AppState>,
+    last: &LastSent<T>,
+    key: (T, Option<usize>),
+    start: Action,
+    message: impl FnOnce(Source, T) -> Request,
+) -> bool {
+    if last.borrow().as_ref() == Some(&key) {
+        return false;
+    }
+    let Some((source, _, _)) = last_source.borrow().clone() else {
+        return false;
+    };
+    let mut slot = bridge.borrow_mut();
+    let b = slot.get_or_insert_with(|| spawn_worker(state.dispatcher()));
+    state.dispatch(start);
+    *last.borrow_mut() = Some(key.clone());
+    b.send(message(source, key.0));
+    true
+}
 
 /// The last whole-trace load: source, file name, size.
 type LastSource = (Source, String, Option<u64>);
@@ -232,23 +260,20 @@ pub fn App() -> Html {
             let Some(request) = request.clone() else {
                 return;
             };
-            let key = (request.clone(), *full_ptr);
-            if last_sent.borrow().as_ref() == Some(&key) {
-                return;
-            }
-            let Some((source, _, _)) = last_source.borrow().clone() else {
-                return;
-            };
-            let mut slot = bridge.borrow_mut();
-            let b = slot.get_or_insert_with(|| spawn_worker(state.dispatcher()));
             let job = state.predict.next_job;
-            state.dispatch(Action::PredictStart { job });
-            *last_sent.borrow_mut() = Some(key);
-            b.send(Request::Predict {
-                job,
-                source,
-                request,
-            });
+            send_new(
+                &bridge,
+                &last_source,
+                &state,
+                &last_sent,
+                (request, *full_ptr),
+                Action::PredictStart { job },
+                |source, request| Request::Predict {
+                    job,
+                    source,
+                    request,
+                },
+            );
         });
     }
     // The Cache view: the chosen cache is simulated in the worker on the whole trace or the
@@ -260,6 +285,10 @@ pub fn App() -> Html {
         let last_source = last_source.clone();
         let state = state.clone();
         let last_sent: LastSent<CacheSimRequest> = use_mut_ref(|| None);
+        // A kernel model (the product choices dm-cache and bcache) is its own job, the one
+        // `blocksight simulate --preset dm-cache` runs; it and the generic simulation replace
+        // each other in the worker, so each forgets the other's last request.
+        let last_model: LastSent<ModelRequest> = use_mut_ref(|| None);
         // The window's analysis is in when the last load was of this window (its seconds came
         // from these nanoseconds) and nothing is loading.
         let scoped_nanos = state
@@ -267,8 +296,12 @@ pub fn App() -> Html {
             .map(|(a, b)| ((a * 1e9).round() as u64, (b * 1e9).round() as u64));
         let window_ready =
             scoped_nanos == state.url.window_nanos() && !matches!(state.phase, Phase::Loading(_));
+        let model = match (&state.results, state.url.view.as_str()) {
+            (Some(results), "cache") if window_ready => chosen_model(results, &state.url),
+            _ => None,
+        };
         let request = match (&state.results, state.url.view.as_str()) {
-            (Some(results), "cache") if window_ready => {
+            (Some(results), "cache") if window_ready && model.is_none() => {
                 let cache = chosen_cache(results, &state.url);
                 let sizing = &results.analysis.cache_sizing;
                 Some(CacheSimRequest {
@@ -284,6 +317,40 @@ pub fn App() -> Html {
             _ => None,
         };
         let results_ptr = state.results.as_ref().map(|r| Rc::as_ptr(r) as usize);
+        {
+            let bridge = bridge.clone();
+            let last_source = last_source.clone();
+            let state = state.clone();
+            let last_sent = last_sent.clone();
+            let last_model = last_model.clone();
+            use_effect_with((model, results_ptr), move |(model, results_ptr)| {
+                let Some(request) = model.clone() else {
+                    return;
+                };
+                let job = state.cache_sim.next_job;
+                let start = Action::CacheSimStart {
+                    job,
+                    now_ms: embedded::now_ms(),
+                    with_curves: false,
+                };
+                let sent = send_new(
+                    &bridge,
+                    &last_source,
+                    &state,
+                    &last_model,
+                    (request, *results_ptr),
+                    start,
+                    |source, request| Request::CacheModel {
+                        job,
+                        source,
+                        request,
+                    },
+                );
+                if sent {
+                    *last_sent.borrow_mut() = None;
+                }
+            });
+        }
         use_effect_with((request, results_ptr), move |(request, results_ptr)| {
             let Some(mut request) = request.clone() else {
                 return;
@@ -316,6 +383,7 @@ pub fn App() -> Html {
                 with_curves: request.with_curves,
             });
             *last_sent.borrow_mut() = Some((request.clone(), *results_ptr));
+            *last_model.borrow_mut() = None;
             b.send(Request::CacheSim {
                 job,
                 source,
@@ -447,13 +515,23 @@ pub fn App() -> Html {
                 },
                 "array" => {
                     let c = chosen_cache(&full, &state.url);
-                    let cache_label = format!(
-                        "{} {}, {} KiB lines, {}",
-                        crate::units::bytes(c.size_bytes),
-                        c.policy,
-                        c.line_bytes >> 10,
-                        c.mode
-                    );
+                    let cache_label = match state.url.kernel_model() {
+                        // The replay's tier is the kernel's model, as `predict --preset`.
+                        Some(m) => format!(
+                            "{} {} (the kernel's model, as `blocksight predict --preset {}`), {}",
+                            c.size().label(),
+                            m.product_name(),
+                            m.product_name(),
+                            c.mode
+                        ),
+                        None => format!(
+                            "{} {}, {} KiB lines, {}",
+                            crate::units::bytes(c.size_bytes),
+                            c.policy,
+                            c.line_bytes >> 10,
+                            c.mode
+                        ),
+                    };
                     html! {
                         <ArrayView url={state.url.clone()} on_url={on_url.clone()} predict={state.predict.clone()} {cache_label}
                             on_toggle_table={on_toggle_table.clone()} />

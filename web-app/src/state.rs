@@ -10,7 +10,7 @@ use crate::url_state::UrlState;
 use analyzer_core::analysis::timeline::TimelineReport;
 use analyzer_core::mrc::MrcReport;
 
-use crate::worker::cache_sim::CacheSimResult;
+use crate::worker::cache_sim::{CacheSimResult, ModelResult};
 use crate::worker::predict::PredictResult;
 use crate::worker::protocol::{JobId, Response, Results};
 
@@ -103,6 +103,10 @@ pub struct CacheSimState {
     /// UI clock when the curves' job was sent, and how long their refinement took from then.
     pub curves_started_ms: Option<f64>,
     pub refined_ms: Option<f64>,
+    /// The last kernel model's counters (a `CacheModel` job), and how far the running one has
+    /// read (0 to 1).
+    pub model: Option<Rc<ModelResult>>,
+    pub model_progress: f64,
 }
 
 /// The Array view's prediction: the job computing in the worker and the last answer.
@@ -225,10 +229,34 @@ impl Reducible for AppState {
                 s.cache_sim.next_job = job + 1;
                 s.cache_sim.started_ms = Some(now_ms);
                 s.cache_sim.first_ms = None;
+                s.cache_sim.model_progress = 0.0;
                 if with_curves {
                     s.cache_sim.refining = None;
                     s.cache_sim.curves_started_ms = Some(now_ms);
                 }
+            }
+            Action::Worker {
+                response: Response::CacheModelProgress { job, fraction },
+                ..
+            } => {
+                if s.cache_sim.computing != Some(job) {
+                    return self;
+                }
+                s.cache_sim.model_progress = fraction;
+            }
+            Action::Worker {
+                response: Response::CacheModeled { job, result },
+                now_ms,
+            } => {
+                if s.cache_sim.computing != Some(job) {
+                    return self;
+                }
+                let elapsed = s.cache_sim.started_ms.map(|t| now_ms - t);
+                s.cache_sim.computing = None;
+                s.cache_sim.first_ms = elapsed;
+                s.cache_sim.elapsed_ms = elapsed;
+                s.cache_sim.error = None;
+                s.cache_sim.model = Some(Rc::new(*result));
             }
             Action::Worker {
                 response: Response::CacheCurvesProgress { job, fraction },
@@ -377,6 +405,8 @@ impl Reducible for AppState {
                     | Response::PredictFailed { .. }
                     | Response::CacheSimulated { .. }
                     | Response::CacheSimFailed { .. }
+                    | Response::CacheModeled { .. }
+                    | Response::CacheModelProgress { .. }
                     | Response::CacheCurvesProgress { .. }
                     | Response::CacheCurvesRefined { .. }
                     | Response::Exported { .. }

@@ -19,6 +19,11 @@ pub fn eta(seconds: f64) -> String {
     }
 }
 
+/// The powers of two from `from` to `to` (a power of two times `from`), for a picker of sizes.
+pub fn powers_of_two(from: u64, to: u64) -> impl Iterator<Item = u64> {
+    std::iter::successors(Some(from), move |&s| (s < to).then(|| s * 2))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@ pub const VIEWS: [(&str, &str); 4] = [
 ];
 
 use analyzer_core::cache::{Admission, Preset};
+use analyzer_core::job::simulate::model::KernelModel;
 
 use crate::worker::predict::{ArrayParams, MAX_CONFIGS};
 
@@ -32,8 +33,26 @@ pub struct UrlState {
     /// product preset these hold its values unless the link overrides them.
     pub cache_policy: String,
     pub cache_mode: String,
-    /// Product preset (`cpreset=bcache`), `None` for a custom cache.
+    /// Product preset, `None` for a custom cache: a kernel model by its product name
+    /// (`cpreset=dm-cache`, `bcache`: what `blocksight simulate --preset dm-cache` runs; the
+    /// model names `dm-cache-smq`, `bcache-kernel` read as these) or a generic preset
+    /// (`dm-cache-approx`, `opencas`, ...).
     pub cache_preset: Option<String>,
+    /// A link that named a kernel model with settings only the generic approximation has
+    /// (an old link: `cpreset=dm-cache&cadm=smq` from before `dm-cache` meant the kernel's
+    /// model) opens the approximation; this keeps the name it gave and the settings that made
+    /// it so, for the view to say what ran. Not written back to the link.
+    pub cache_preset_fallback: Option<(String, Vec<&'static str>)>,
+    /// Kernel models: the cache size as a percentage of the footprint (`cpct=10`) instead of
+    /// the slider's bytes, as `--cache-size 10%`.
+    pub cache_percent: Option<f64>,
+    /// bcache: `sequential_cutoff` (`cseq=1048576`), as `--seq-cutoff`.
+    pub cache_seq_cutoff_bytes: Option<u64>,
+    /// bcache: the bucket size (`cbucket=65536`), as `--bucket-size`.
+    pub cache_bucket_bytes: Option<u64>,
+    /// dm-cache: the origin's size (`corigin=...`), as `--origin-size`; `None`: the job's
+    /// default (the recorded device's size, else the highest byte touched).
+    pub cache_origin_bytes: Option<u64>,
     /// Admission rule (`cadm=nhit:3`, `cadm=seqcut:4194304`); `None` keeps the preset's
     /// (without a preset: `always`).
     pub cache_admission: Option<String>,
@@ -62,6 +81,11 @@ impl Default for UrlState {
             cache_preset: None,
             cache_admission: None,
             cache_line_bytes: None,
+            cache_preset_fallback: None,
+            cache_percent: None,
+            cache_seq_cutoff_bytes: None,
+            cache_bucket_bytes: None,
+            cache_origin_bytes: None,
             arrays: vec![ArrayParams::default()],
             qd: 16,
             curve: true,
@@ -110,7 +134,21 @@ impl UrlState {
                     s.cache_mode = v;
                     mode_named = true;
                 }
-                "cpreset" => s.cache_preset = Preset::from_name(&v).map(|p| p.name.to_owned()),
+                "cpreset" => s.cache_preset = preset_name(&v),
+                "cpct" => {
+                    s.cache_percent = v
+                        .parse()
+                        .ok()
+                        .filter(|p: &f64| p.is_finite() && *p > 0.0 && *p <= 100.0)
+                }
+                "cseq" => s.cache_seq_cutoff_bytes = v.parse().ok(),
+                "cbucket" => {
+                    s.cache_bucket_bytes = v
+                        .parse()
+                        .ok()
+                        .filter(|&b: &u64| b.is_power_of_two() && (4096..=16 << 20).contains(&b))
+                }
+                "corigin" => s.cache_origin_bytes = v.parse().ok().filter(|&b: &u64| b > 0),
                 "cadm" => s.cache_admission = Admission::parse(&v).ok().map(|a| a.label()),
                 "cline" => {
                     s.cache_line_bytes = v
@@ -139,7 +177,52 @@ impl UrlState {
                 _ => {}
             }
         }
-        if let Some(p) = s.cache_preset.as_deref().and_then(Preset::from_name) {
+        if let Some(model) = s.kernel_model() {
+            // The link's settings that only the approximation has: an old link, made when
+            // `dm-cache` and `bcache` meant the approximations here, opens what it ran then.
+            let generic = [
+                ("policy", policy_named),
+                ("admission", s.cache_admission.is_some()),
+                (
+                    "write mode",
+                    mode_named && !kernel_modes(model).contains(&s.cache_mode.as_str()),
+                ),
+                (
+                    "line size",
+                    s.cache_line_bytes.is_some_and(|l| {
+                        model == KernelModel::Bcache || !dm_cache_blocks().any(|b| b == l)
+                    }),
+                ),
+            ];
+            let given: Vec<&'static str> = generic
+                .iter()
+                .filter(|(_, named)| *named)
+                .map(|(n, _)| *n)
+                .collect();
+            if !given.is_empty() {
+                s.cache_preset_fallback = s.cache_preset.take().map(|name| (name, given));
+                s.cache_preset = Some(model.approximation().to_owned());
+            } else if !mode_named {
+                s.cache_mode = kernel_modes(model)[0].to_owned();
+            }
+        }
+        if s.kernel_model().is_none() {
+            s.cache_percent = None;
+            s.cache_seq_cutoff_bytes = None;
+            s.cache_bucket_bytes = None;
+            s.cache_origin_bytes = None;
+        } else if s.kernel_model() == Some(KernelModel::Bcache) {
+            s.cache_origin_bytes = None;
+        } else {
+            s.cache_seq_cutoff_bytes = None;
+            s.cache_bucket_bytes = None;
+        }
+        if let Some(p) = s
+            .cache_preset
+            .as_deref()
+            .filter(|_| s.kernel_model().is_none())
+            .and_then(Preset::from_name)
+        {
             if !policy_named {
                 s.cache_policy = p.policy.name().into();
             }
@@ -150,8 +233,21 @@ impl UrlState {
         s
     }
 
+    /// The kernel model the preset names (`dm-cache`, `bcache`), if it names one.
+    pub fn kernel_model(&self) -> Option<KernelModel> {
+        self.cache_preset
+            .as_deref()
+            .and_then(KernelModel::from_preset)
+    }
+
     /// The policy and mode a link need not name: the preset's, else the defaults.
     fn cache_baseline(&self) -> (String, String) {
+        if let Some(model) = self.kernel_model() {
+            return (
+                UrlState::default().cache_policy,
+                kernel_modes(model)[0].to_owned(),
+            );
+        }
         match self.cache_preset.as_deref().and_then(Preset::from_name) {
             Some(p) => (p.policy.name().into(), p.mode.name().into()),
             None => {
@@ -165,13 +261,22 @@ impl UrlState {
     /// the admission rule and line size go back to the preset's.
     pub fn with_cache_preset(&self, name: Option<&str>) -> UrlState {
         let mut s = self.clone();
-        s.cache_preset = name.and_then(Preset::from_name).map(|p| p.name.to_owned());
-        if let Some(p) = s.cache_preset.as_deref().and_then(Preset::from_name) {
+        s.cache_preset = name.and_then(preset_name);
+        s.cache_preset_fallback = None;
+        if let Some(model) = s.kernel_model() {
+            // The generic simulator's settings do not apply; the model's defaults do.
+            s.cache_policy = UrlState::default().cache_policy;
+            s.cache_mode = kernel_modes(model)[0].to_owned();
+        } else if let Some(p) = s.cache_preset.as_deref().and_then(Preset::from_name) {
             s.cache_policy = p.policy.name().into();
             s.cache_mode = p.mode.name().into();
         }
         s.cache_admission = None;
         s.cache_line_bytes = None;
+        s.cache_percent = None;
+        s.cache_seq_cutoff_bytes = None;
+        s.cache_bucket_bytes = None;
+        s.cache_origin_bytes = None;
         s
     }
 
@@ -212,6 +317,18 @@ impl UrlState {
         }
         if let Some(l) = self.cache_line_bytes {
             out.push_str(&format!("&cline={l}"));
+        }
+        if let Some(p) = self.cache_percent {
+            out.push_str(&format!("&cpct={p}"));
+        }
+        if let Some(b) = self.cache_seq_cutoff_bytes {
+            out.push_str(&format!("&cseq={b}"));
+        }
+        if let Some(b) = self.cache_bucket_bytes {
+            out.push_str(&format!("&cbucket={b}"));
+        }
+        if let Some(b) = self.cache_origin_bytes {
+            out.push_str(&format!("&corigin={b}"));
         }
         if self.arrays != d.arrays {
             let parts: Vec<String> = self
@@ -266,6 +383,30 @@ impl UrlState {
             ..self.clone()
         }
     }
+}
+
+/// A preset name as a link or the picker gives it, canonical: a kernel model by its product
+/// name (`dm-cache-smq` reads as `dm-cache`), else a generic preset's name; `None` if unknown.
+fn preset_name(name: &str) -> Option<String> {
+    match KernelModel::from_preset(name) {
+        Some(model) => Some(model.product_name().to_owned()),
+        None => Preset::from_name(name).map(|p| p.name.to_owned()),
+    }
+}
+
+/// A kernel model's write modes as the Cache view offers them, its default first (dm-cache
+/// writeback, bcache writethrough; the names `blocksight simulate --mode` takes).
+pub fn kernel_modes(model: KernelModel) -> &'static [&'static str] {
+    match model {
+        KernelModel::DmCacheSmq => &["wb", "wt"],
+        KernelModel::Bcache => &["wt", "wb", "wa"],
+    }
+}
+
+/// dm-cache block sizes the Cache view offers (`cline`): the multiples of 32 KiB among the
+/// line sizes, 32 KiB to 1 MiB, as `--line-size` for `--preset dm-cache`.
+pub fn dm_cache_blocks() -> impl Iterator<Item = u64> {
+    crate::units::powers_of_two(32 << 10, 1 << 20)
 }
 
 /// `raid5.6.sas-10k.65536.0`: level, disks, disk preset, chunk bytes, controller cache.
@@ -359,28 +500,55 @@ mod tests {
         );
         assert!(!s.toggle_table("sizes").shows_table("sizes"));
         assert_eq!(decode("a%2Cb%"), "a,b%");
-        // Presets: their policy and mode unless the link names others; old links keep working
-        // (`dm-cache` and `bcache` are the approximations here: the product models are not in
-        // the Cache view).
+        // Presets: their policy and mode unless the link names others. An old link that
+        // named `dm-cache` or `bcache` with settings only the approximation has (from before
+        // these names meant the kernels' models) opens the approximation, and says so.
         let p = UrlState::from_hash("#view=cache&cpreset=dm-cache&cadm=seqcut:4194304");
         assert_eq!(p.cache_preset.as_deref(), Some("dm-cache-approx"));
+        assert_eq!(
+            p.cache_preset_fallback,
+            Some(("dm-cache".to_owned(), vec!["admission"]))
+        );
+        assert_eq!(p.kernel_model(), None);
         assert_eq!(
             (p.cache_policy.as_str(), p.cache_mode.as_str()),
             ("slru", "wb")
         );
         assert_eq!(p.cache_admission.as_deref(), Some("seqcut:4194304"));
-        assert_eq!(UrlState::from_hash(&p.to_hash()), p);
         assert_eq!(
             p.to_hash(),
             "#view=cache&cpreset=dm-cache-approx&cadm=seqcut:4194304"
         );
+        let written = UrlState::from_hash(&p.to_hash());
+        assert_eq!(written.cache_preset_fallback, None);
+        assert_eq!(
+            UrlState {
+                cache_preset_fallback: None,
+                ..p
+            },
+            written
+        );
         let o = UrlState::from_hash("#cmode=wt&cpreset=bcache&cpol=arc&cline=65536&cadm=nhit:2");
+        assert_eq!(o.cache_preset.as_deref(), Some("bcache-approx"));
+        assert_eq!(
+            o.cache_preset_fallback,
+            Some((
+                "bcache".to_owned(),
+                vec!["policy", "admission", "line size"]
+            ))
+        );
         assert_eq!(
             (o.cache_policy.as_str(), o.cache_mode.as_str()),
             ("arc", "wt")
         );
         assert_eq!(o.cache_line_bytes, Some(65536));
-        assert_eq!(UrlState::from_hash(&o.to_hash()), o);
+        assert_eq!(
+            UrlState::from_hash(&o.to_hash()),
+            UrlState {
+                cache_preset_fallback: None,
+                ..o
+            }
+        );
         let old = UrlState::from_hash("#view=cache&cpol=arc&cmode=wb");
         assert_eq!(old.cache_preset, None);
         assert_eq!(old.cache_admission, None);
@@ -405,5 +573,73 @@ mod tests {
         assert!(UrlState::from_hash("#view=array&qd=4").curve);
         assert!(s.to_hash().contains("&curve=0"));
         assert!(!UrlState::default().to_hash().contains("curve"));
+    }
+
+    /// Issue 10: a link's `cpreset=dm-cache` (or `bcache`) means what `blocksight simulate
+    /// --preset dm-cache` means, the kernel's model, with the model's own settings in the
+    /// link; the model names read as the product names; the approximations keep their names.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn issue_10_product_names_in_links_are_the_kernel_models() {
+        let d = UrlState::from_hash("#view=cache&cpreset=dm-cache&cache=67108864");
+        assert_eq!(d.kernel_model(), Some(KernelModel::DmCacheSmq));
+        assert_eq!(d.cache_preset.as_deref(), Some("dm-cache"));
+        assert_eq!(d.cache_preset_fallback, None);
+        assert_eq!(d.cache_mode, "wb", "dm-cache's default mode");
+        assert_eq!(d.to_hash(), "#view=cache&cache=67108864&cpreset=dm-cache");
+        let smq = UrlState::from_hash(
+            "#cpreset=dm-cache-smq&cmode=wt&cline=131072&corigin=1073741824&cpct=12.5",
+        );
+        assert_eq!(smq.cache_preset.as_deref(), Some("dm-cache"));
+        assert_eq!(
+            (
+                smq.cache_mode.as_str(),
+                smq.cache_line_bytes,
+                smq.cache_origin_bytes,
+                smq.cache_percent
+            ),
+            ("wt", Some(131_072), Some(1 << 30), Some(12.5))
+        );
+        assert_eq!(UrlState::from_hash(&smq.to_hash()), smq);
+        let b = UrlState::from_hash("#cpreset=bcache-kernel&cmode=wa&cseq=1048576&cbucket=16384");
+        assert_eq!(b.kernel_model(), Some(KernelModel::Bcache));
+        assert_eq!(
+            (
+                b.cache_mode.as_str(),
+                b.cache_seq_cutoff_bytes,
+                b.cache_bucket_bytes
+            ),
+            ("wa", Some(1 << 20), Some(16_384))
+        );
+        assert_eq!(
+            b.to_hash(),
+            "#view=overview&cpreset=bcache&cmode=wa&cseq=1048576&cbucket=16384"
+        );
+        assert_eq!(UrlState::from_hash(&b.to_hash()), b);
+        // dm-cache has no read-only mode and no 4 KiB blocks: the approximation's settings.
+        let ro = UrlState::from_hash("#cpreset=dm-cache&cmode=ro");
+        assert_eq!(ro.cache_preset.as_deref(), Some("dm-cache-approx"));
+        assert_eq!(ro.cache_mode, "ro");
+        assert_eq!(
+            dm_cache_blocks().collect::<Vec<_>>(),
+            [32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20]
+        );
+        let small = UrlState::from_hash("#cpreset=dm-cache&cline=4096");
+        assert_eq!(
+            small.cache_preset_fallback,
+            Some(("dm-cache".to_owned(), vec!["line size"]))
+        );
+        // The approximations by their own names, and the models' settings only with a model.
+        let a = UrlState::from_hash("#cpreset=bcache-approx&cseq=1048576&cpct=5");
+        assert_eq!(a.cache_preset.as_deref(), Some("bcache-approx"));
+        assert_eq!((a.cache_seq_cutoff_bytes, a.cache_percent), (None, None));
+        // Choosing a model takes its defaults and drops the generic settings.
+        let chosen = a
+            .with_cache_preset(Some("bcache-approx"))
+            .with_cache_preset(Some("dm-cache"));
+        assert_eq!(
+            (chosen.cache_policy.as_str(), chosen.cache_mode.as_str()),
+            ("lru", "wb")
+        );
+        assert_eq!(chosen.to_hash(), "#view=overview&cpreset=dm-cache");
     }
 }

@@ -128,6 +128,23 @@ impl Worker for EngineWorker {
                     }
                 });
             }
+            Request::CacheModel {
+                job,
+                source,
+                request,
+            } => {
+                // It replaces the Cache view's running job and its curves' refinement (the
+                // view shows no curves of its own for a kernel model).
+                self.current_cache.set(job);
+                self.current_curves.set(job);
+                let scope = scope.clone();
+                let current = self.current_cache.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    if let Some(out) = run_model(&scope, id, job, source, request, &current).await {
+                        scope.respond(id, out);
+                    }
+                });
+            }
             Request::Export {
                 job,
                 source,
@@ -157,30 +174,19 @@ async fn predict(
     request: predict::PredictRequest,
     current: &Cell<JobId>,
 ) -> Option<Response> {
-    let failed = |error: String| Some(Response::PredictFailed { job, error });
-    let mut run = match Predict::new(request) {
-        Ok(p) => p.with_tier_limit(predict::MAX_TIER_LINES),
-        Err(e) => return failed(e.to_string()),
-    };
-    let read = run_job(
+    run_to_answer(
         source,
-        &mut run,
+        Predict::new(request).map(|p| p.with_tier_limit(predict::MAX_TIER_LINES)),
         &|| current.get() != job,
         &|j| j.check_memory().map_err(|e| e.to_string()),
         &|_| {},
-    )
-    .await;
-    match read {
-        Ok(()) => match run.finish() {
-            Ok(result) => Some(Response::Predicted {
-                job,
-                result: Box::new(result),
-            }),
-            Err(e) => failed(e.to_string()),
+        |error| Some(Response::PredictFailed { job, error }),
+        |result| Response::Predicted {
+            job,
+            result: Box::new(result),
         },
-        Err(None) => None,
-        Err(Some(e)) => failed(e),
-    }
+    )
+    .await
 }
 
 /// Re-reads the trace and runs a stage of the simulation job (the Cache view's cache, and the
@@ -192,30 +198,49 @@ async fn simulate_cache(
     request: cache_sim::CacheSimRequest,
     current: &Cell<JobId>,
 ) -> Option<Response> {
-    let failed = |error: String| Some(Response::CacheSimFailed { job, error });
-    let mut run = match Simulate::with_exact_limit(request, Some(cache_sim::MAX_EXACT_LINES)) {
-        Ok(r) => r,
-        Err(e) => return failed(e.to_string()),
-    };
-    let read = run_job(
+    run_to_answer(
         source,
-        &mut run,
+        Simulate::with_exact_limit(request, Some(cache_sim::MAX_EXACT_LINES)),
         &|| current.get() != job,
         &|_| Ok(()),
         &|_| {},
-    )
-    .await;
-    match read {
-        Ok(()) => match run.finish() {
-            Ok(result) => Some(Response::CacheSimulated {
-                job,
-                result: Box::new(result),
-            }),
-            Err(e) => failed(e.to_string()),
+        |error| Some(Response::CacheSimFailed { job, error }),
+        |result| Response::CacheSimulated {
+            job,
+            result: Box::new(result),
         },
-        Err(None) => None,
-        Err(Some(e)) => failed(e),
-    }
+    )
+    .await
+}
+
+/// Re-reads the trace and runs a kernel cache model (`job::simulate::model`, the job of
+/// `blocksight simulate --preset dm-cache|bcache`) within the tab's memory bound, posting its
+/// progress at most every [`PREVIEW_EVERY_MS`]. `None` when a newer Cache view job replaced it.
+async fn run_model(
+    scope: &WorkerScope<EngineWorker>,
+    id: HandlerId,
+    job: JobId,
+    source: Source,
+    request: cache_sim::ModelRequest,
+    current: &Cell<JobId>,
+) -> Option<Response> {
+    let progress = progress_every(scope, id, |fraction| Response::CacheModelProgress {
+        job,
+        fraction,
+    });
+    run_to_answer(
+        source,
+        cache_sim::Model::with_memory_limit(request, Some(cache_sim::MAX_MODEL_UNITS)),
+        &|| current.get() != job,
+        &|m| m.check_memory().map_err(|e| e.to_string()),
+        &progress,
+        |error| Some(Response::CacheSimFailed { job, error }),
+        |result| Response::CacheModeled {
+            job,
+            result: Box::new(result),
+        },
+    )
+    .await
 }
 
 /// The Cache view's last stage: the curves with MiniSim's default miniatures instead of the
@@ -229,38 +254,23 @@ async fn refine_curves(
     request: CacheSimRequest,
     current: &Cell<JobId>,
 ) -> Option<Response> {
-    let failed = |error: String| Some(Response::CacheSimFailed { job, error });
-    let mut run = match Simulate::with_exact_limit(request, Some(cache_sim::MAX_EXACT_LINES)) {
-        Ok(r) => r,
-        Err(e) => return failed(e.to_string()),
-    };
-    let next_ms = Cell::new(0.0);
-    let progress = |fraction: f64| {
-        let now_ms = js_sys::Date::now();
-        if now_ms >= next_ms.get() {
-            next_ms.set(now_ms + PREVIEW_EVERY_MS);
-            scope.respond(id, Response::CacheCurvesProgress { job, fraction });
-        }
-    };
-    let read = run_job(
+    let progress = progress_every(scope, id, |fraction| Response::CacheCurvesProgress {
+        job,
+        fraction,
+    });
+    run_to_answer(
         source,
-        &mut run,
+        Simulate::with_exact_limit(request, Some(cache_sim::MAX_EXACT_LINES)),
         &|| current.get() != job,
         &|_| Ok(()),
         &progress,
-    )
-    .await;
-    match read {
-        Ok(()) => match run.finish() {
-            Ok(result) => Some(Response::CacheCurvesRefined {
-                job,
-                curves: result.curves,
-            }),
-            Err(e) => failed(e.to_string()),
+        |error| Some(Response::CacheSimFailed { job, error }),
+        |result| Response::CacheCurvesRefined {
+            job,
+            curves: result.curves,
         },
-        Err(None) => None,
-        Err(Some(e)) => failed(e),
-    }
+    )
+    .await
 }
 
 /// Re-reads the trace and builds the report's compact trace copy (the copy job) in one pass:
@@ -291,6 +301,49 @@ async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events
         }
         Ok(None) => failed("no trace copy was asked for (0 events)".into()),
         Err(e) => failed(e.to_string()),
+    }
+}
+
+/// Runs `job` over the trace (`run_job`) and answers: `ok` of its result, or `failed` with the
+/// reason in plain words (building the job, reading, decoding, a bound, or the job's own
+/// error); `None` when a newer job of its kind replaced it.
+async fn run_to_answer<J: Job>(
+    source: Source,
+    job: Result<J, analyzer_core::job::JobError>,
+    replaced: &dyn Fn() -> bool,
+    between_slices: &dyn Fn(&J) -> Result<(), String>,
+    progress: &dyn Fn(f64),
+    failed: impl Fn(String) -> Option<Response>,
+    ok: impl FnOnce(J::Output) -> Response,
+) -> Option<Response> {
+    let mut run = match job {
+        Ok(j) => j,
+        Err(e) => return failed(e.to_string()),
+    };
+    match run_job(source, &mut run, replaced, between_slices, progress).await {
+        Ok(()) => match run.finish() {
+            Ok(result) => Some(ok(result)),
+            Err(e) => failed(e.to_string()),
+        },
+        Err(None) => None,
+        Err(Some(e)) => failed(e),
+    }
+}
+
+/// A `run_job` progress callback that posts `message(fraction)` at most every
+/// [`PREVIEW_EVERY_MS`].
+fn progress_every<'a>(
+    scope: &'a WorkerScope<EngineWorker>,
+    id: HandlerId,
+    message: impl Fn(f64) -> Response + 'a,
+) -> impl Fn(f64) + 'a {
+    let next_ms = Cell::new(0.0);
+    move |fraction: f64| {
+        let now_ms = js_sys::Date::now();
+        if now_ms >= next_ms.get() {
+            next_ms.set(now_ms + PREVIEW_EVERY_MS);
+            scope.respond(id, message(fraction));
+        }
     }
 }
 

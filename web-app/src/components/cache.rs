@@ -14,11 +14,15 @@ use crate::charts::hits_fills::HitsFillsChart;
 use crate::charts::mrc::{Curve, MrcChart};
 use crate::components::chart_card::ChartCard;
 use crate::state::CacheSimState;
-use crate::units::{bytes, count, duration};
-use crate::url_state::UrlState;
-use crate::worker::cache_sim::CacheSimResult;
+use crate::units::{bytes, count, duration, powers_of_two};
+use crate::url_state::{dm_cache_blocks, kernel_modes, UrlState};
+use crate::worker::cache_sim::{
+    CacheSimResult, KernelModel, ModelOutput, ModelRequest, ModelResult,
+};
 use crate::worker::predict::CacheParams;
 use crate::worker::protocol::Results;
+use analyzer_core::job::simulate::model::refuse_generic_settings;
+use analyzer_core::job::CacheSize;
 use analyzer_core::mrc::MrcReport;
 
 #[derive(Properties, PartialEq)]
@@ -90,6 +94,100 @@ fn sim_card(r: &CacheSimResult) -> Html {
     }
 }
 
+/// One counter of a kernel model, under the name the kernel gives it (`dmsetup status`,
+/// `stats_total/`), with its raw value in `data-value`.
+fn counter_row(name: &'static str, value: u64, words: String) -> Html {
+    html! {
+        <tr data-testid={format!("model-{name}")} data-value={value.to_string()}>
+            <th scope="row"><code>{ name }</code></th>
+            <td class="num">{ count(value) }</td>
+            <td>{ words }</td>
+        </tr>
+    }
+}
+
+/// A ratio card with its raw value in `data-value` (empty when undefined).
+fn ratio_card(id: &'static str, label: &'static str, x: Option<f64>, detail: String) -> Html {
+    html! {
+        <div class="card" data-testid={id} data-value={x.map(|x| x.to_string()).unwrap_or_default()}>
+            <div class="label">{ label }</div>
+            <div class="value">{ pct(x) }</div>
+            <div class="detail">{ detail }</div>
+        </div>
+    }
+}
+
+/// A kernel model's answer: its own counters, named as the kernel names them, with hit ratios
+/// from the model's own definitions, and the run's assumptions (text nodes only).
+fn model_card(r: &ModelResult) -> Html {
+    let (cards, rows) = match &r.output {
+        ModelOutput::DmCacheSmq(d) => {
+            let s = &d.status;
+            (
+                html! { <>
+                    { ratio_card("model-read-hit-ratio", "Read hit ratio", s.read_hit_ratio(),
+                        format!("{} hits, {} misses (bio pieces)", count(s.read_hits), count(s.read_misses))) }
+                    { ratio_card("model-write-hit-ratio", "Write hit ratio", s.write_hit_ratio(),
+                        format!("{} hits, {} misses", count(s.write_hits), count(s.write_misses))) }
+                    <div class="card"><div class="label">{ "Origin I/O" }</div>
+                        <div class="value">{ format!("{} reads", count(d.origin.read_ops)) }</div>
+                        <div class="detail">{ format!("{} writes; {} and {}", count(d.origin.write_ops),
+                            bytes(d.origin.read_bytes), bytes(d.origin.write_bytes)) }</div></div>
+                </> },
+                html! { <>
+                    { counter_row("read_hits", s.read_hits, "read bio pieces served by the cache".into()) }
+                    { counter_row("read_misses", s.read_misses, "read bio pieces sent to the origin".into()) }
+                    { counter_row("write_hits", s.write_hits, "write bio pieces to cached blocks".into()) }
+                    { counter_row("write_misses", s.write_misses, "write bio pieces sent to the origin".into()) }
+                    { counter_row("demotions", s.demotions, "blocks moved out of the cache".into()) }
+                    { counter_row("promotions", s.promotions, format!("blocks copied into the cache ({} whole-block writes promoted with their bio)", count(s.overwrite_promotions))) }
+                    { counter_row("dirty", s.dirty, "dirty blocks at the end of the trace".into()) }
+                    { counter_row("writebacks", s.writebacks, "dirty blocks written back to the origin".into()) }
+                    { counter_row("resident_blocks", s.resident_blocks, format!("of {} cache blocks in use at the end", count(d.cache_blocks))) }
+                    { counter_row("cache_device_reads", d.cache_device.read_ops, bytes(d.cache_device.read_bytes)) }
+                    { counter_row("cache_device_writes", d.cache_device.write_ops, bytes(d.cache_device.write_bytes)) }
+                </> },
+            )
+        }
+        ModelOutput::Bcache(b) => {
+            let s = &b.stats;
+            (
+                html! { <>
+                    { ratio_card("model-cache-hit-ratio", "cache_hit_ratio", s.cache_hit_ratio(),
+                        format!("{} hits, {} misses (reads, bypassed ones excluded)", count(s.cache_hits), count(s.cache_misses))) }
+                    { ratio_card("model-read-hit-ratio", "Reads served by the cache", s.read_hit_ratio(),
+                        "bypassed reads included".into()) }
+                    { ratio_card("model-bypass-ratio", "Reads bypassed", s.read_bypass_ratio(),
+                        format!("{} bypassed in all (reads and writes)", bytes(s.bypassed_bytes))) }
+                </> },
+                html! { <>
+                    { counter_row("cache_hits", s.cache_hits, "reads wholly cached".into()) }
+                    { counter_row("cache_misses", s.cache_misses, "reads not wholly cached".into()) }
+                    { counter_row("cache_bypass_hits", s.cache_bypass_hits, "bypassed reads served from the cache".into()) }
+                    { counter_row("cache_bypass_misses", s.cache_bypass_misses, "bypassed reads from the backing device".into()) }
+                    { counter_row("cache_miss_collisions", s.cache_miss_collisions, "read-miss insertions dropped by a racing write".into()) }
+                    { counter_row("bypassed", s.bypassed_bytes, format!("bytes bypassed, reads and writes ({})", bytes(s.bypassed_bytes))) }
+                    { counter_row("writes", s.writes, format!("{} inserted dirty, {} clean, {} bypassed", count(s.writes_dirty), count(s.writes_clean), count(s.writes_bypassed))) }
+                    { counter_row("dirty_data", s.dirty_bytes, format!("dirty bytes at the end ({})", bytes(s.dirty_bytes))) }
+                    { counter_row("cached_data", s.cached_bytes, format!("live cached bytes at the end ({}), in {} buckets", bytes(s.cached_bytes), count(b.nbuckets))) }
+                </> },
+            )
+        }
+    };
+    html! {
+        <div data-testid="model-result" data-model={r.request.model.name()}>
+            <div class="cards">{ cards }</div>
+            <table class="data-table" data-testid="model-counters">
+                <thead><tr><th>{ "counter" }</th><th>{ "value" }</th><th>{ "meaning" }</th></tr></thead>
+                <tbody>{ rows }</tbody>
+            </table>
+            <ul class="hint" data-testid="model-assumptions">
+                { for r.assumptions.iter().map(|a| html! { <li>{ a.clone() }</li> }) }
+            </ul>
+        </div>
+    }
+}
+
 /// How a policy's MiniSim curve was computed: `exact` when every miniature ran at rate 1, an
 /// estimate from the first answer's one sample, else its lowest sampling rate.
 fn curve_label(r: &MrcReport, estimate: bool) -> String {
@@ -143,8 +241,28 @@ pub fn chosen_size(results: &Results, url: &UrlState) -> u64 {
 }
 
 /// The cache chosen on this view, which the Array view also puts in front of its layouts. The
-/// line size is the link's, else the preset's, else the one of the analysis's LRU curve.
+/// line size is the link's, else the preset's, else the one of the analysis's LRU curve. With a
+/// kernel model chosen it is `predict --preset dm-cache|bcache --mode M [--line-size B]`'s
+/// cache: the Array view's replay runs the kernel's model as its tier.
 pub fn chosen_cache(results: &Results, url: &UrlState) -> CacheParams {
+    if let Some(model) = url.kernel_model() {
+        let line = url
+            .cache_line_bytes
+            .filter(|_| model == KernelModel::DmCacheSmq);
+        if let Ok(c) = CacheParams::choose(
+            Some(model.product_name()),
+            None,
+            line,
+            Some(&url.cache_mode),
+            None,
+            match url.cache_percent {
+                Some(p) => CacheSize::FootprintPercent(p),
+                None => CacheSize::Bytes(chosen_size(results, url)),
+            },
+        ) {
+            return c;
+        }
+    }
     let preset = url.cache_preset.as_deref().and_then(Preset::from_name);
     CacheParams {
         size_bytes: chosen_size(results, url),
@@ -160,18 +278,70 @@ pub fn chosen_cache(results: &Results, url: &UrlState) -> CacheParams {
     }
 }
 
+/// The kernel model chosen on this view, as `blocksight simulate --preset dm-cache|bcache`
+/// takes it: the size (the slider's bytes, or `cpct`'s share of the footprint), the mode and
+/// each model's own settings from the link; everything left out is the job's default. `None`
+/// when no kernel model is chosen.
+pub fn chosen_model(results: &Results, url: &UrlState) -> Option<ModelRequest> {
+    let model = url.kernel_model()?;
+    let size = match url.cache_percent {
+        Some(p) => CacheSize::FootprintPercent(p),
+        None => CacheSize::Bytes(chosen_size(results, url)),
+    };
+    let dm = model == KernelModel::DmCacheSmq;
+    Some(ModelRequest {
+        mode: Some(url.cache_mode.clone()),
+        window_nanos: url.window_nanos(),
+        block_bytes: url.cache_line_bytes.filter(|_| dm),
+        origin_bytes: url.cache_origin_bytes.filter(|_| dm),
+        sequential_cutoff_bytes: url.cache_seq_cutoff_bytes.filter(|_| !dm),
+        bucket_bytes: url.cache_bucket_bytes.filter(|_| !dm),
+        ..ModelRequest::new(model, size)
+    })
+}
+
+/// The command line that runs the same request: `blocksight simulate TRACE --preset dm-cache
+/// --cache-size 64MiB --mode wb`, sizes in bytes as the request holds them.
+fn model_command(r: &ModelRequest) -> String {
+    let mut c = format!(
+        "blocksight simulate TRACE --preset {} --cache-size {}",
+        r.model.product_name(),
+        match r.cache_size {
+            CacheSize::Bytes(b) => b.to_string(),
+            CacheSize::FootprintPercent(p) => format!("{p}%"),
+        }
+    );
+    let flags = [
+        ("--mode", r.mode.clone()),
+        ("--line-size", r.block_bytes.map(|b| b.to_string())),
+        ("--origin-size", r.origin_bytes.map(|b| b.to_string())),
+        (
+            "--seq-cutoff",
+            r.sequential_cutoff_bytes.map(|b| b.to_string()),
+        ),
+        ("--bucket-size", r.bucket_bytes.map(|b| b.to_string())),
+    ];
+    for (flag, value) in flags {
+        if let Some(v) = value {
+            c.push_str(&format!(" {flag} {v}"));
+        }
+    }
+    if let Some((a, b)) = r.window_nanos {
+        c.push_str(&format!(" --window {a}ns..{b}ns"));
+    }
+    c
+}
+
 /// Line sizes offered: the simulator's range, 4 KiB to 1 MiB.
-const LINE_SIZES: [u64; 9] = [
-    4 << 10,
-    8 << 10,
-    16 << 10,
-    32 << 10,
-    64 << 10,
-    128 << 10,
-    256 << 10,
-    512 << 10,
-    1 << 20,
-];
+fn line_sizes() -> impl Iterator<Item = u64> {
+    powers_of_two(4 << 10, 1 << 20)
+}
+
+/// bcache bucket sizes offered (`--bucket-size`): 4 KiB to 2 MiB (make-bcache's default
+/// 512 KiB among them; a small cache needs small buckets, since bcache refuses fewer than 513).
+fn bucket_sizes() -> impl Iterator<Item = u64> {
+    powers_of_two(4 << 10, 2 << 20)
+}
 
 /// `1st`, `2nd`, `3rd`, `4th`, `11th`, `22nd`.
 fn ordinal(n: u32) -> String {
@@ -298,14 +468,25 @@ pub fn CacheView(props: &CacheProps) -> Html {
     let policies = policy_options().map(|p| {
         html! { <option value={p.name()} selected={p.name() == props.url.cache_policy}>{ p.name() }</option> }
     });
-    let modes = WriteMode::ALL.into_iter().map(|m| {
-        html! { <option value={m.name()} selected={m.name() == props.url.cache_mode}>{ m.name() }</option> }
+    let kernel = props.url.kernel_model();
+    let mode_names: Vec<&'static str> = match kernel {
+        Some(m) => kernel_modes(m).to_vec(),
+        None => WriteMode::ALL.into_iter().map(|m| m.name()).collect(),
+    };
+    let modes = mode_names.into_iter().map(|m| {
+        html! { <option value={m} selected={m == props.url.cache_mode}>{ m }</option> }
     });
     let preset = props
         .url
         .cache_preset
         .as_deref()
         .and_then(Preset::from_name);
+    let preset = preset.filter(|_| kernel.is_none());
+    // The kernels' own models first (what `simulate --preset dm-cache|bcache` runs), then the
+    // generic presets, the approximations among them.
+    let kernels = KernelModel::ALL.into_iter().rev().map(|m| {
+        html! { <option value={m.product_name()} selected={Some(m) == kernel}>{ format!("{} ({})", m.product_name(), m.title()) }</option> }
+    });
     let presets = Preset::ALL.into_iter().map(|p| {
         html! { <option value={p.name} selected={Some(p) == preset}>{ format!("{} — {}", p.name, p.title) }</option> }
     });
@@ -351,7 +532,10 @@ pub fn CacheView(props: &CacheProps) -> Html {
         })
     });
     let seqcut_error = use_state(|| None::<String>);
-    let on_seqcut = {
+    // The size fields (the admission's cutoff, a kernel model's `--seq-cutoff` and
+    // `--origin-size`): a size as typed (or empty) given to `set`; a typo, or a size `set`
+    // refuses, says so and changes nothing.
+    let size_field = |set: fn(&UrlState, Option<u64>) -> Option<UrlState>, what: &'static str| {
         let on_url = props.on_url.clone();
         let url = props.url.clone();
         let seqcut_error = seqcut_error.clone();
@@ -362,21 +546,70 @@ pub fn CacheView(props: &CacheProps) -> Html {
             else {
                 return;
             };
-            match Admission::parse(&format!("seqcut:{}", i.value())) {
-                Ok(a) => {
+            let text = i.value();
+            let size = match text.trim() {
+                "" => Ok(None),
+                t => analyzer_core::units::parse_size(t).map(Some),
+            };
+            match size.ok().and_then(|b| set(&url, b)) {
+                Some(u) => {
                     seqcut_error.set(None);
-                    on_url.emit(UrlState {
-                        cache_admission: Some(a.label()),
-                        ..url.clone()
-                    });
+                    on_url.emit(u);
                 }
-                Err(_) => seqcut_error.set(Some(format!(
-                    "{:?} is not a size like 4MiB or 512KiB",
-                    i.value()
+                None => seqcut_error.set(Some(format!(
+                    "{what}: {text:?} is not a size like 4MiB or 512KiB"
                 ))),
             }
         })
     };
+    let on_kernel_seq = size_field(
+        |u, b| {
+            Some(UrlState {
+                cache_seq_cutoff_bytes: b,
+                ..u.clone()
+            })
+        },
+        "sequential cutoff",
+    );
+    let on_kernel_origin = size_field(
+        |u, b| {
+            Some(UrlState {
+                cache_origin_bytes: b,
+                ..u.clone()
+            })
+        },
+        "origin size",
+    );
+    let on_bucket = on_value(&props.on_url, &props.url, |u, v| {
+        Some(UrlState {
+            cache_bucket_bytes: v.parse().ok(),
+            ..u.clone()
+        })
+    });
+    let on_percent = on_value(&props.on_url, &props.url, |u, v| {
+        let p = match v.trim() {
+            "" => None,
+            t => Some(
+                t.parse::<f64>()
+                    .ok()
+                    .filter(|p| p.is_finite() && *p > 0.0 && *p <= 100.0)?,
+            ),
+        };
+        Some(UrlState {
+            cache_percent: p,
+            ..u.clone()
+        })
+    });
+    let on_seqcut = size_field(
+        |u, b| {
+            let a = Admission::parse(&format!("seqcut:{}", b?)).ok()?;
+            Some(UrlState {
+                cache_admission: Some(a.label()),
+                ..u.clone()
+            })
+        },
+        "sequential cutoff",
+    );
     let hit = curve.hit_ratio_at(size);
     let oninput = {
         let on_url = props.on_url.clone();
@@ -391,6 +624,7 @@ pub fn CacheView(props: &CacheProps) -> Html {
             let step = input.value().parse::<u32>().unwrap_or(0);
             on_url.emit(UrlState {
                 cache_bytes: Some(size_from_step(step, max)),
+                cache_percent: None,
                 ..url.clone()
             });
         })
@@ -405,9 +639,16 @@ pub fn CacheView(props: &CacheProps) -> Html {
         .as_ref()
         .and_then(|c| c.iter().find(|r| r.policy == chosen_policy))
         .map(Curve::from_report);
-    let curve_answer = policy_curve.as_ref().map(|c| c.hit_ratio_at(size));
+    let curve_answer = policy_curve
+        .as_ref()
+        .map(|c| c.hit_ratio_at(size))
+        .filter(|_| kernel.is_none());
     let mut curves = vec![Curve {
-        policy: format!("{} (exact)", curve.policy),
+        policy: if kernel.is_some() {
+            format!("{} (exact; generic, not the kernel model)", curve.policy)
+        } else {
+            format!("{} (exact)", curve.policy)
+        },
         ..curve
     }];
     if let Some(more) = &props.sim.curves {
@@ -427,10 +668,36 @@ pub fn CacheView(props: &CacheProps) -> Html {
         .sim
         .result
         .as_ref()
-        .filter(|r| r.request.cache == wanted && r.request.window_nanos == wanted_window);
+        .filter(|r| r.request.cache == wanted && r.request.window_nanos == wanted_window)
+        .filter(|_| kernel.is_none());
     let effective = wanted.sim_config(None).map_err(|e| e.to_string());
-    let lines = LINE_SIZES.into_iter().map(|l| {
+    let line_choices: Vec<u64> = if kernel.is_some() {
+        dm_cache_blocks().collect()
+    } else {
+        line_sizes().collect()
+    };
+    let lines = line_choices.into_iter().map(|l| {
         html! { <option value={l.to_string()} selected={l == wanted.line_bytes}>{ bytes(l) }</option> }
+    });
+    let wanted_model = chosen_model(&props.results, &props.url);
+    let model_result = props
+        .sim
+        .model
+        .as_ref()
+        .filter(|r| Some(&r.request) == wanted_model.as_ref());
+    let bucket_bytes = props
+        .url
+        .cache_bucket_bytes
+        .unwrap_or(analyzer_core::cache::bcache::DEFAULT_BUCKET_BYTES);
+    let buckets = bucket_sizes().map(|b| {
+        html! { <option value={b.to_string()} selected={b == bucket_bytes}>{ bytes(b) }</option> }
+    });
+    // Why the generic simulator's settings are off: the CLI's own refusal, word for word.
+    let generic_off = kernel.map(|m| {
+        refuse_generic_settings(m, &["policy", "admission", "warm-up"])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
     });
     let scope = match props.url.window {
         Some((a, b)) => format!(
@@ -462,17 +729,20 @@ pub fn CacheView(props: &CacheProps) -> Html {
                 <p class="cache-controls">
                     <label>{ "Product " }
                         <select data-testid="cache-preset" onchange={on_preset}>
-                            <option value="" selected={preset.is_none()}>{ "none (custom)" }</option>
+                            <option value="" selected={preset.is_none() && kernel.is_none()}>{ "none (custom)" }</option>
+                            { for kernels }
                             { for presets }
                         </select></label>
-                    <label>{ " policy " }
-                        <select data-testid="cache-policy" onchange={on_policy}>{ for policies }</select></label>
-                    <label>{ " line size " }
-                        <select data-testid="cache-line" onchange={on_line}>{ for lines }</select></label>
+                    <label title={generic_off.clone().unwrap_or_default()}>{ " policy " }
+                        <select data-testid="cache-policy" onchange={on_policy} disabled={kernel.is_some()}>{ for policies }</select></label>
+                    if kernel != Some(KernelModel::Bcache) {
+                        <label>{ if kernel.is_some() { " block size " } else { " line size " } }
+                            <select data-testid="cache-line" onchange={on_line}>{ for lines }</select></label>
+                    }
                     <label>{ " write mode " }
                         <select data-testid="cache-mode" onchange={on_mode}>{ for modes }</select></label>
-                    <label>{ " admission " }
-                        <select data-testid="cache-admission" onchange={on_admission}>
+                    <label title={generic_off.clone().unwrap_or_default()}>{ " admission " }
+                        <select data-testid="cache-admission" onchange={on_admission} disabled={kernel.is_some()}>
                             if let Some(p) = preset {
                                 <option value="" selected={admission_kind.is_empty()}>
                                     { format!("the preset's: {}", admission_short(p.admission, p.sequential_cutoff_bytes)) }</option>
@@ -482,30 +752,84 @@ pub fn CacheView(props: &CacheProps) -> Html {
                             <option value="smq" selected={admission_kind == "smq"}>{ "smq" }</option>
                             <option value="seqcut" selected={admission_kind == "seqcut"}>{ "seqcut:SIZE" }</option>
                         </select></label>
-                    if admission_kind == "nhit" {
+                    if admission_kind == "nhit" && kernel.is_none() {
                         <label>{ " N " }<input type="number" min="1" max="255" size="3" data-testid="cache-nhit"
                             value={nhit_n.to_string()} onchange={on_nhit} /></label>
                     }
-                    if admission_kind == "seqcut" {
+                    if admission_kind == "seqcut" && kernel.is_none() {
                         <label>{ " cutoff " }<input type="text" size="8" data-testid="cache-seqcut"
                             value={bytes(seqcut_bytes)} onchange={on_seqcut} /></label>
                     }
                 </p>
+                if let Some(model) = kernel {
+                    <p class="cache-controls" data-testid="cache-kernel-controls">
+                        <label>{ "or a share of the footprint " }
+                            <input type="number" min="0" max="100" step="any" size="5" data-testid="cache-percent"
+                                value={props.url.cache_percent.map(|p| p.to_string()).unwrap_or_default()}
+                                placeholder="–" onchange={on_percent} />{ " % " }</label>
+                        if model == KernelModel::DmCacheSmq {
+                            <label>{ " origin size " }
+                                <input type="text" size="10" data-testid="cache-origin"
+                                    value={props.url.cache_origin_bytes.map(bytes).unwrap_or_default()}
+                                    placeholder="as measured" onchange={on_kernel_origin} /></label>
+                        } else {
+                            <label>{ " sequential cutoff " }
+                                <input type="text" size="8" data-testid="cache-kernel-seqcut"
+                                    value={bytes(props.url.cache_seq_cutoff_bytes.unwrap_or(analyzer_core::cache::bcache::DEFAULT_SEQUENTIAL_CUTOFF_BYTES))}
+                                    onchange={on_kernel_seq} /></label>
+                            <label>{ " bucket size " }
+                                <select data-testid="cache-bucket" onchange={on_bucket}>{ for buckets }</select></label>
+                        }
+                    </p>
+                    <p class="hint" data-testid="cache-generic-off">{ format!("Policy, admission and warm-up are off: {}.", generic_off.clone().unwrap_or_default()) }</p>
+                }
                 if let Some(e) = (*seqcut_error).clone() { <p class="error" role="alert">{ e }</p> }
+                if let Some((name, settings)) = &props.url.cache_preset_fallback {
+                    <p class="notice" data-testid="cache-preset-fallback">{
+                        format!("This link named {name:?} with settings only the generic approximation has ({}), as links made before {name} meant the kernel's model here did: it opened {}, the approximation. Choose \"{name}\" in Product for the kernel's own model (what `blocksight simulate --preset {name}` runs).",
+                            settings.join(", "), props.url.cache_preset.clone().unwrap_or_default())
+                    }</p>
+                }
                 <p class="hint" data-testid="cache-effective">{
-                    match &effective {
-                        Ok(c) => format!("Simulated: {} of {} lines of {}, {} eviction, {}, admitting {}. The policy, line size, mode and admission are also the Array view's cache tier.",
+                    match (&wanted_model, &effective) {
+                        (Some(r), _) => format!("Runs the kernel's own model, the same job as `{}` (settings left out are its defaults). The Array view's cache tier is this model too, with predict's defaults for the settings beyond size, block size and mode.", model_command(r)),
+                        (None, Ok(c)) => format!("Simulated: {} of {} lines of {}, {} eviction, {}, admitting {}. The policy, line size, mode and admission are also the Array view's cache tier.",
                             bytes(c.capacity_lines * c.line_bytes), count(c.capacity_lines), bytes(c.line_bytes),
                             c.policy.name(), c.mode.description(), admission_words(c.admission, c.sequential_cutoff_bytes)),
-                        Err(e) => e.clone(),
+                        (None, Err(e)) => e.clone(),
                     }
                 }</p>
                 if let Some(p) = preset { { preset_info(&p) } }
                 <p class="hint">
+                    if kernel.is_some() { { "The curve and its answer above are the generic LRU simulation's, not the kernel model's (the model runs one size at a time, below). " } }
                     { "The curve's answer above assumes a write-back, write-allocate LRU cache; back-end I/O saved equals the hit ratio (destaging of dirty lines is not counted). " }
                     if let Some(rate) = sampled { { format!("Curve estimated from a {:.2}% spatial sample (SHARDS).", rate * 100.0) } }
                 </p>
             </section>
+            if let (Some(model), Some(request)) = (kernel, &wanted_model) {
+                <section class="chart-card" data-testid="cache-sim" data-computing={computing.to_string()}
+                    data-window-nanos={request.window_nanos.map(|(a, b)| format!("{a}-{b}")).unwrap_or_default()}>
+                    <h3>{ format!("The kernel's model on {scope}: {} ({}), {}, {}",
+                        model.product_name(), model.title(),
+                        request.cache_size.label(),
+                        props.url.cache_mode) }</h3>
+                    if computing {
+                        <p class="notice" data-testid="cache-computing"><span class="spinner"></span>{
+                            format!(" Running the {} model in the worker… {:.0}%", model.product_name(), props.sim.model_progress * 100.0)
+                        }</p>
+                    }
+                    if let Some(e) = &props.sim.error {
+                        <p class="error-panel" role="alert">{ e.clone() }</p>
+                    }
+                    if let Some(r) = model_result { { model_card(r) } }
+                    if let (Some(_), Some(ms), false) = (model_result, props.sim.elapsed_ms, computing) {
+                        <p class="hint" data-testid="cache-sim-time" data-value={format!("{ms:.0}")}>{
+                            format!("Computed in the worker in {} (the whole trace read once per pass of the job).", duration((ms * 1e6) as u64))
+                        }</p>
+                    }
+                    <p class="hint">{ "The kernel's own model, cold from the cache's creation, one cache size at a time; its counters are the kernel's (docs/cache.md). The policies' curves below are the generic simulator's, not this model's." }</p>
+                </section>
+            } else {
             <section class="chart-card" data-testid="cache-sim" data-computing={computing.to_string()}
                 data-window-nanos={sim_result.and_then(|r| r.request.window_nanos).map(|(a, b)| format!("{a}-{b}")).unwrap_or_default()}>
                 <h3>{ format!("Simulated on {scope}: {}{} of {} with {} KiB lines, {}",
@@ -570,6 +894,7 @@ pub fn CacheView(props: &CacheProps) -> Html {
                 }
                 <p class="hint">{ "Cold start; back-end writes include the final flush of dirty lines (write-back). Modes: ro read-only, wt write-through, wa write-around, wb write-back. The MiniSim curves are scaled-down simulations of each policy with the chosen line size and mode, without admission rules (docs/analysis.md)." }</p>
             </section>
+            }
             if let Some(r) = sim_result {
                 <ChartCard<HitsFillsChart> chart={HitsFillsChart::from_result(&r.runs[0].result)}
                     as_table={props.url.shows_table("hits-fills")}

@@ -1,11 +1,22 @@
 //! The Cache view's recomputation: the job is `analyzer_core::job::simulate` (the one `blocksight
 //! simulate` runs). What stays here is the browser's bound on memory: a cache that would hold
-//! more than [`MAX_EXACT_LINES`] lines over a larger footprint runs on a spatial sample.
+//! more than [`MAX_EXACT_LINES`] lines over a larger footprint runs on a spatial sample. The
+//! kernels' own caches (the product choices dm-cache and bcache) are the job
+//! `analyzer_core::job::simulate::model` (what `blocksight simulate --preset dm-cache` runs),
+//! bounded at [`MAX_MODEL_UNITS`].
 
 pub use analyzer_core::job::simulate::{
     footprint_lines_at, line_accesses_at, SimulateRequest as CacheSimRequest,
     SimulateResult as CacheSimResult, Stage, CURVE_POLICIES, CURVE_SIZES,
 };
+
+pub use analyzer_core::job::simulate::model::{
+    KernelModel, Model, ModelOutput, ModelRequest, ModelResult,
+};
+
+/// Most units a kernel model may hold in the tab ([`Model::with_memory_limit`]): dm-cache cache
+/// blocks (about 24 bytes each plus the mapping), bcache buckets and index extents.
+pub const MAX_MODEL_UNITS: u64 = 4 << 20;
 
 /// Most lines the chosen cache may hold exactly (about 45 bytes each for LRU, twice that for
 /// policies with ghost lists: a few hundred MB of the tab's memory).

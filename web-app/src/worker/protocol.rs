@@ -6,7 +6,7 @@ use analyzer_core::mrc::MrcReport;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LoadError;
-use crate::worker::cache_sim::{CacheSimRequest, CacheSimResult};
+use crate::worker::cache_sim::{CacheSimRequest, CacheSimResult, ModelRequest, ModelResult};
 use crate::worker::predict::{PredictRequest, PredictResult};
 
 /// A load job's id; the UI ignores messages for jobs it has cancelled or replaced.
@@ -35,6 +35,14 @@ pub enum Request {
         job: JobId,
         source: Source,
         request: CacheSimRequest,
+    },
+    /// Re-read the trace and run a kernel cache model for the Cache view (the same job as
+    /// `blocksight simulate --preset dm-cache|bcache`); it replaces a `CacheSim` and is
+    /// replaced by one.
+    CacheModel {
+        job: JobId,
+        source: Source,
+        request: ModelRequest,
     },
     /// Re-read the trace and build the report's compact copy (`analyzer_core::report`).
     Export {
@@ -108,6 +116,16 @@ pub enum Response {
         job: JobId,
         error: String,
     },
+    /// The kernel model's counters of a `CacheModel` job (its failures are `CacheSimFailed`).
+    CacheModeled {
+        job: JobId,
+        result: Box<ModelResult>,
+    },
+    /// How far a `CacheModel` job has read (0 to 1, over its passes).
+    CacheModelProgress {
+        job: JobId,
+        fraction: f64,
+    },
     /// How far the refinement of a `CacheSim` job's curves has read (0 to 1).
     CacheCurvesProgress {
         job: JobId,
@@ -145,6 +163,8 @@ impl Response {
             | Response::PredictFailed { job, .. }
             | Response::CacheSimulated { job, .. }
             | Response::CacheSimFailed { job, .. }
+            | Response::CacheModeled { job, .. }
+            | Response::CacheModelProgress { job, .. }
             | Response::CacheCurvesProgress { job, .. }
             | Response::CacheCurvesRefined { job, .. }
             | Response::Exported { job, .. }

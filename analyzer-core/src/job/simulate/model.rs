@@ -15,6 +15,12 @@
 //! of the footprint is resolved in the same first pass: dm-cache's footprint is counted in its
 //! cache blocks, bcache's in 4 KiB blocks (what it caches is extents of sectors; 4 KiB is the
 //! page a bio carries).
+//!
+//! Both hosts run this one job: the CLI through its read loop ([`Model::new`]), the web app's
+//! worker slice by slice with the tab's bound on memory ([`Model::with_memory_limit`], asking
+//! [`Model::check_memory`] between slices), so the same request gives the same counters. The
+//! result carries its assumptions in words (which model, the origin and where it came from, the
+//! defaults taken) for both to show.
 
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +54,24 @@ impl KernelModel {
         match self {
             KernelModel::Bcache => bcache::PRODUCT_NAME,
             KernelModel::DmCacheSmq => dmcache::PRODUCT_NAME,
+        }
+    }
+
+    /// What the model is, for a picker beside [`KernelModel::product_name`]: `Linux dm-cache,
+    /// smq`.
+    pub fn title(self) -> &'static str {
+        match self {
+            KernelModel::Bcache => "Linux bcache",
+            KernelModel::DmCacheSmq => "Linux dm-cache, smq",
+        }
+    }
+
+    /// The generic approximation of the same product ([`crate::cache::Preset`]), which takes
+    /// the generic simulator's settings the model has not.
+    pub fn approximation(self) -> &'static str {
+        match self {
+            KernelModel::Bcache => "bcache-approx",
+            KernelModel::DmCacheSmq => "dm-cache-approx",
         }
     }
 
@@ -130,10 +154,7 @@ pub fn refuse_generic_settings(model: KernelModel, given: &[&str]) -> Result<(),
     if given.is_empty() {
         return Ok(());
     }
-    let approx = match model {
-        KernelModel::Bcache => "bcache-approx",
-        KernelModel::DmCacheSmq => "dm-cache-approx",
-    };
+    let approx = model.approximation();
     Err(JobError::invalid(
         format!("preset {}", model.name()),
         format!(
@@ -356,6 +377,10 @@ pub struct ModelResult {
     pub footprint: Option<ModelFootprint>,
     #[serde(flatten)]
     pub output: ModelOutput,
+    /// What the run assumed, in words: which model, the origin and where its size came from,
+    /// the defaults taken (every host shows these beside the counters).
+    #[serde(default)]
+    pub assumptions: Vec<String>,
 }
 
 impl ModelResult {
@@ -377,6 +402,12 @@ impl ModelResult {
             ));
         }
         out.push_str(&self.output.text());
+        if !self.assumptions.is_empty() {
+            out.push_str("\nassumptions\n");
+            for a in &self.assumptions {
+                out.push_str(&format!("  - {a}\n"));
+            }
+        }
         out
     }
 }
@@ -407,10 +438,27 @@ pub struct Model {
     running: Running,
     passes: usize,
     footprint: Option<ModelFootprint>,
+    /// Where dm-cache's origin size came from, once known.
+    origin: Option<Origin>,
+    /// Most units the model may hold ([`Model::with_memory_limit`]).
+    limit_units: Option<u64>,
 }
 
 impl Model {
     pub fn new(request: ModelRequest) -> Result<Model, JobError> {
+        Model::with_memory_limit(request, None)
+    }
+
+    /// The job with a host's bound on the model's memory (the browser's tab): at most
+    /// `limit_units` dm-cache cache blocks, or bcache buckets and extents in its index. A
+    /// cache over the bound stops with [`JobError::Memory`] before it is built (dm-cache, and
+    /// bcache's buckets), or, for bcache's index, which grows with what it caches, when
+    /// [`Model::check_memory`] finds it over (a host asks between chunks). `None`: no bound,
+    /// [`Model::new`]. Within the bound the result is [`Model::new`]'s.
+    pub fn with_memory_limit(
+        request: ModelRequest,
+        limit_units: Option<u64>,
+    ) -> Result<Model, JobError> {
         let foreign = request.foreign_settings();
         if !foreign.is_empty() {
             return Err(JobError::invalid(
@@ -421,7 +469,7 @@ impl Model {
         let percent = request.cache_size.needs_footprint();
         let needs_origin =
             request.model == KernelModel::DmCacheSmq && request.origin_bytes.is_none();
-        let (running, passes) = if percent || needs_origin {
+        let (running, passes, origin) = if percent || needs_origin {
             // Check everything the first pass does not decide before it runs.
             request.check_names()?;
             let footprint =
@@ -432,12 +480,23 @@ impl Model {
                     footprint,
                 },
                 2,
+                None,
             )
         } else {
             let cache_bytes = request.cache_bytes(None)?;
+            let origin = request.origin_bytes.map(|b| Origin {
+                bytes: b,
+                source: OriginSource::Given,
+            });
             (
-                model(&request, cache_bytes, request.origin_bytes.unwrap_or(0))?,
+                model(
+                    &request,
+                    cache_bytes,
+                    request.origin_bytes.unwrap_or(0),
+                    limit_units,
+                )?,
                 1,
+                origin,
             )
         };
         Ok(Model {
@@ -446,8 +505,44 @@ impl Model {
             running,
             passes,
             footprint: None,
+            origin,
+            limit_units,
         })
     }
+
+    /// [`JobError::Memory`] when bcache's index holds more extents than the host's bound
+    /// ([`Model::with_memory_limit`]); a host asks between chunks of the file.
+    pub fn check_memory(&self) -> Result<(), JobError> {
+        let (Some(limit), Running::Bcache(m)) = (self.limit_units, &self.running) else {
+            return Ok(());
+        };
+        let extents = m.extents();
+        if extents <= limit {
+            return Ok(());
+        }
+        Err(JobError::Memory(format!(
+            "The bcache model's index came to hold more than {} extents: more than this run may simulate. Choose a smaller cache, or run `blocksight simulate --preset bcache` on the command line, which has no such limit.",
+            crate::units::count(limit)
+        )))
+    }
+}
+
+/// dm-cache's origin size and where it came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub bytes: u64,
+    pub source: OriginSource,
+}
+
+/// Where dm-cache's origin size came from ([`dm_cache_origin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OriginSource {
+    /// The request gave it (`--origin-size`).
+    Given,
+    /// The size of the trace's only device, as recorded (`blocksight record` records it).
+    Recorded,
+    /// The highest byte the trace touches, rounded up to a cache block.
+    Touched,
 }
 
 /// dm-cache's origin when the request does not give it: the device's size when the trace
@@ -457,25 +552,158 @@ impl Model {
 /// its hotspot table covers the origin, so 1 GiB and the 1,023 MiB a random job happens to
 /// reach give hotspot blocks of 1 MiB and 512 KiB on a 2,048-block cache.
 pub fn dm_cache_origin(header: &TraceHeader, end_bytes: u64, block_bytes: u64) -> u64 {
+    dm_cache_origin_from(header, end_bytes, block_bytes).bytes
+}
+
+/// [`dm_cache_origin`] with the rule that gave it.
+pub fn dm_cache_origin_from(header: &TraceHeader, end_bytes: u64, block_bytes: u64) -> Origin {
     let block = block_bytes.max(1);
-    let touched = end_bytes.div_ceil(block) * block;
+    let touched = Origin {
+        bytes: end_bytes.div_ceil(block) * block,
+        source: OriginSource::Touched,
+    };
     match header.devices.as_slice() {
-        [only] => only.size_bytes.map_or(touched, |s| s.max(touched)),
+        [only] => match only.size_bytes {
+            Some(s) if s >= touched.bytes => Origin {
+                bytes: s,
+                source: OriginSource::Recorded,
+            },
+            _ => touched,
+        },
         _ => touched,
     }
 }
 
-/// The model itself; `origin_bytes` is dm-cache's (bcache has none).
-fn model(request: &ModelRequest, cache_bytes: u64, origin_bytes: u64) -> Result<Running, JobError> {
+/// The model itself; `origin_bytes` is dm-cache's (bcache has none). Over `limit_units` (a
+/// host's bound on memory) it is not built.
+fn model(
+    request: &ModelRequest,
+    cache_bytes: u64,
+    origin_bytes: u64,
+    limit_units: Option<u64>,
+) -> Result<Running, JobError> {
+    let over = |units: u64, what: &str, flag: &str| -> Result<(), JobError> {
+        match limit_units {
+            Some(limit) if units > limit => Err(JobError::Memory(format!(
+                "This {} cache would hold {} {what}: more than this run may simulate ({}). Choose a {flag} or a smaller cache, or run `blocksight simulate --preset {}` on the command line, which has no such limit.",
+                request.model.product_name(),
+                crate::units::count(units),
+                crate::units::count(limit),
+                request.model.product_name(),
+            ))),
+            _ => Ok(()),
+        }
+    };
     Ok(match request.model {
-        KernelModel::Bcache => Running::Bcache(Box::new(
-            BcacheModel::new(&request.bcache_config(cache_bytes)?).map_err(JobError::Bcache)?,
-        )),
-        KernelModel::DmCacheSmq => Running::DmCache(Box::new(
-            DmCacheModel::new(&request.dm_cache_config(cache_bytes, origin_bytes)?)
-                .map_err(JobError::DmCache)?,
-        )),
+        KernelModel::Bcache => {
+            let config = request.bcache_config(cache_bytes)?;
+            over(config.nbuckets(), "buckets", "larger bucket size")?;
+            Running::Bcache(Box::new(
+                BcacheModel::new(&config).map_err(JobError::Bcache)?,
+            ))
+        }
+        KernelModel::DmCacheSmq => {
+            let config = request.dm_cache_config(cache_bytes, origin_bytes)?;
+            over(config.cache_blocks(), "cache blocks", "larger block size")?;
+            Running::DmCache(Box::new(
+                DmCacheModel::new(&config).map_err(JobError::DmCache)?,
+            ))
+        }
     })
+}
+
+impl Model {
+    /// What the run assumed, in words, from the configuration the model ran with.
+    fn assumptions(&self, output: &ModelOutput) -> Vec<String> {
+        let mut out = Vec::new();
+        match output {
+            ModelOutput::DmCacheSmq(r) => {
+                let c = &r.config;
+                out.push(format!(
+                    "The model of Linux dm-cache with the smq policy as Linux 6.1 behaves (dm-cache-smq, docs/cache.md): {} cache blocks of {}, {}; counted per bio piece as `dmsetup status` counts, from the cache's creation (cold).",
+                    crate::units::count(r.cache_blocks),
+                    crate::units::bytes(c.block_bytes),
+                    match c.mode {
+                        crate::cache::dmcache::DmCacheMode::WriteBack => "writeback",
+                        crate::cache::dmcache::DmCacheMode::WriteThrough => "writethrough",
+                    }
+                ));
+                let origin = crate::units::bytes(c.origin_bytes);
+                out.push(match self.origin.map(|o| o.source) {
+                    Some(OriginSource::Given) => format!("Origin {origin}, as given."),
+                    Some(OriginSource::Recorded) => format!(
+                        "Origin {origin}: the size of the trace's device, as recorded."
+                    ),
+                    Some(OriginSource::Touched) | None => format!(
+                        "Origin {origin}: the highest byte the trace touches, rounded up to a cache block (the trace records no device size). It sets smq's hotspot geometry; give the origin's size when you know it."
+                    ),
+                });
+                out.push(format!(
+                    "smq's hotspot queue: {} blocks of {}.",
+                    crate::units::count(r.hotspot_blocks),
+                    crate::units::bytes(r.hotspot_block_bytes)
+                ));
+                out.push(format!(
+                    "The cache was created {} (its first policy tick); a bio without a completion in the trace takes {}; {}.",
+                    match c.created_before_nanos {
+                        0 => "at the first bio".to_owned(),
+                        t => format!("{} before the first bio", crate::units::duration(t)),
+                    },
+                    crate::units::duration(c.bio_latency_nanos),
+                    match c.migration_nanos {
+                        Some(t) => format!(
+                            "every promotion, demotion and writeback takes {}",
+                            crate::units::duration(t)
+                        ),
+                        None => "a promotion takes the kernel's sequence from the trace's own bio latencies, demotions and writebacks complete at once".to_owned(),
+                    }
+                ));
+            }
+            ModelOutput::Bcache(r) => {
+                let c = &r.config;
+                out.push(format!(
+                    "The model of a Linux bcache device as Linux 6.1 behaves (bcache-kernel, docs/cache.md): a cache of {} in {} buckets of {}, {}, sequential_cutoff {}; `stats_total` counts reads per bio, from the cache's creation (cold).",
+                    crate::units::bytes(c.cache_bytes),
+                    crate::units::count(r.nbuckets),
+                    crate::units::bytes(c.bucket_bytes),
+                    match c.mode {
+                        BcacheMode::WriteThrough => "writethrough",
+                        BcacheMode::WriteBack => "writeback",
+                        BcacheMode::WriteAround => "writearound",
+                        BcacheMode::None => "cache_mode none",
+                    },
+                    if c.sequential_cutoff_bytes == 0 {
+                        "off".to_owned()
+                    } else {
+                        crate::units::bytes(c.sequential_cutoff_bytes)
+                    }
+                ));
+                out.push("Sequential streams are told apart per task by the trace's pid; a trace without pids is one task.".to_owned());
+                out.push(match c.queue_depth {
+                    Some(qd) => format!("A read miss is inserted when its backing read completes: after the task's next {qd} bios where the trace has no completions."),
+                    None => "A read miss is inserted when its backing read completes (the bio's latency in the trace; at once where it has none).".to_owned(),
+                });
+                out.push("Not modelled: congestion bypass, the writeback rate, moving GC, replacement policies other than lru.".to_owned());
+            }
+        }
+        if let Some(f) = self.footprint {
+            out.push(format!(
+                "Cache size {} of the footprint, {} in blocks of {}{}.",
+                self.request.cache_size.label(),
+                crate::units::bytes(f.bytes),
+                crate::units::bytes(f.unit_bytes),
+                if f.exact {
+                    ""
+                } else {
+                    ", estimated by sampling"
+                }
+            ));
+        }
+        if let Some(w) = self.window.describe() {
+            out.push(w);
+        }
+        out
+    }
 }
 
 impl Job for Model {
@@ -529,17 +757,30 @@ impl Job for Model {
                 lines
             });
             let cache_bytes = self.request.cache_bytes(units)?;
-            let origin = self
-                .request
-                .origin_bytes
-                .unwrap_or_else(|| dm_cache_origin(header, *end_bytes, self.request.block_bytes()));
-            self.running = model(&self.request, cache_bytes, origin)?;
+            let origin = match self.request.origin_bytes {
+                Some(bytes) => Origin {
+                    bytes,
+                    source: OriginSource::Given,
+                },
+                None => dm_cache_origin_from(header, *end_bytes, self.request.block_bytes()),
+            };
+            self.running = model(&self.request, cache_bytes, origin.bytes, self.limit_units)?;
+            if self.request.model == KernelModel::DmCacheSmq {
+                self.origin = Some(origin);
+            }
         }
         Ok(())
     }
 
-    fn finish(self) -> Result<ModelResult, JobError> {
-        let output = match self.running {
+    fn finish(mut self) -> Result<ModelResult, JobError> {
+        let running = std::mem::replace(
+            &mut self.running,
+            Running::First {
+                end_bytes: 0,
+                footprint: None,
+            },
+        );
+        let output = match running {
             Running::First { .. } => {
                 return Err(JobError::invalid(
                     self.request.model.name(),
@@ -554,10 +795,12 @@ impl Job for Model {
             }
             Running::DmCache(m) => ModelOutput::DmCacheSmq(m.finish()),
         };
+        let assumptions = self.assumptions(&output);
         Ok(ModelResult {
             request: self.request,
             footprint: self.footprint,
             output,
+            assumptions,
         })
     }
 }
@@ -788,6 +1031,186 @@ mod tests {
         assert_eq!(
             KernelModel::from_preset("DM_CACHE_SMQ"),
             Some(KernelModel::DmCacheSmq)
+        );
+    }
+
+    /// The bundled sample (real pgbench, tracefs text, zstd), decoded from chunks of `chunk`
+    /// bytes as a browser's slices arrive: `on(Some(event))` for each event, `on(None)` after
+    /// each chunk's events; the header at the end.
+    fn decode_sample(
+        chunk: usize,
+        on: &mut dyn FnMut(Option<&IoEvent>) -> Result<(), JobError>,
+    ) -> Result<TraceHeader, JobError> {
+        use crate::compress::Decompressing;
+        use crate::decode::DecodeOptions;
+        use crate::{Decoder, TraceFormat};
+        const SAMPLE: &[u8] =
+            include_bytes!("../../../../tests/data/sample/pgbench.tracefs.txt.zst");
+        let mut d = Decompressing::new(
+            TraceFormat::TracefsText
+                .decoder(&DecodeOptions::default())
+                .expect("decoder"),
+        );
+        for bytes in SAMPLE.chunks(chunk) {
+            d.push(bytes);
+            while let Some(e) = d.next_event().expect("the sample decodes") {
+                on(Some(&e))?;
+            }
+            on(None)?;
+        }
+        d.finish();
+        while let Some(e) = d.next_event().expect("the sample decodes") {
+            on(Some(&e))?;
+        }
+        Ok(d.header().clone())
+    }
+
+    /// `job` fed the sample slice by slice, `check_memory` asked between slices, as the web
+    /// app's worker runs it.
+    fn run_in_chunks(mut job: Model, chunk: usize) -> Result<ModelResult, JobError> {
+        for pass in 0..job.passes() {
+            job.begin_pass(pass);
+            let header = decode_sample(chunk, &mut |e| match e {
+                Some(e) => {
+                    job.observe(e);
+                    Ok(())
+                }
+                None => job.check_memory(),
+            })?;
+            job.end_pass(&header, &Diagnostics::default())?;
+        }
+        job.finish()
+    }
+
+    /// The sample's events and header, decoded at once (what the CLI's read loop hands the
+    /// job, in batches).
+    fn sample() -> (Vec<IoEvent>, TraceHeader) {
+        let mut events = Vec::new();
+        let header = decode_sample(usize::MAX, &mut |e| {
+            events.extend(e.copied());
+            Ok(())
+        })
+        .expect("decodes");
+        (events, header)
+    }
+
+    /// The web app's entry (the job with the tab's memory bound, fed slice by slice) gives the
+    /// CLI's result (`Model::new` over the same events) on the real sample, for both models,
+    /// sizes given and as a share of the footprint, and dm-cache's origin measured.
+    #[test]
+    fn issue_10_the_bounded_job_fed_in_chunks_is_the_cli_job_on_the_sample() {
+        let (events, header) = sample();
+        let mut wt = ModelRequest::new(KernelModel::DmCacheSmq, CacheSize::Bytes(64 * MIB));
+        wt.mode = Some("wt".into());
+        let mut wa = ModelRequest::new(KernelModel::Bcache, CacheSize::FootprintPercent(20.0));
+        wa.mode = Some("wa".into());
+        wa.sequential_cutoff_bytes = Some(MIB);
+        wa.bucket_bytes = Some(65536);
+        for request in [
+            ModelRequest::new(KernelModel::DmCacheSmq, CacheSize::FootprintPercent(10.0)),
+            wt,
+            ModelRequest::new(KernelModel::Bcache, CacheSize::Bytes(1024 * MIB)),
+            wa,
+        ] {
+            let cli = run_events(Model::new(request.clone()).expect("job"), &header, &events)
+                .expect("runs");
+            for chunk in [4096, 65_536 + 7] {
+                let web = run_in_chunks(
+                    Model::with_memory_limit(request.clone(), Some(4 << 20)).expect("job"),
+                    chunk,
+                )
+                .expect("runs");
+                assert_eq!(web, cli, "{request:?} in chunks of {chunk}");
+            }
+            assert!(!cli.assumptions.is_empty());
+            match &cli.output {
+                ModelOutput::DmCacheSmq(r) => {
+                    assert!(r.status.read_hits > 0 && r.status.promotions > 0, "{r:?}")
+                }
+                ModelOutput::Bcache(r) => assert!(r.stats.cache_hits > 0, "{r:?}"),
+            }
+        }
+    }
+
+    /// Over the host's bound the model is not built: before any pass for a size given, after
+    /// the first for a share of the footprint; within it the bound changes nothing.
+    #[test]
+    fn a_cache_over_the_hosts_memory_bound_stops_in_plain_words() {
+        let events = trace();
+        let request = ModelRequest::new(KernelModel::DmCacheSmq, CacheSize::Bytes(8 * MIB));
+        let mut given = request.clone();
+        given.origin_bytes = Some(64 * MIB);
+        let e = Model::with_memory_limit(given.clone(), Some(100))
+            .err()
+            .expect("128 blocks over 100");
+        assert!(matches!(e, JobError::Memory(_)), "{e}");
+        assert!(e.to_string().contains("128 cache blocks"), "{e}");
+        let job = Model::with_memory_limit(request.clone(), Some(100)).expect("first pass");
+        let e = run_events(job, &TraceHeader::default(), &events).expect_err("over");
+        assert!(matches!(e, JobError::Memory(_)), "{e}");
+        let bounded = run_events(
+            Model::with_memory_limit(request.clone(), Some(128)).expect("job"),
+            &TraceHeader::default(),
+            &events,
+        )
+        .expect("runs");
+        let free = run_events(
+            Model::new(request).expect("job"),
+            &TraceHeader::default(),
+            &events,
+        )
+        .expect("runs");
+        assert_eq!(bounded, free);
+        let bcache = ModelRequest::new(KernelModel::Bcache, CacheSize::Bytes(512 * MIB));
+        let e = Model::with_memory_limit(bcache, Some(1000))
+            .err()
+            .expect("1,024 buckets over 1,000");
+        assert!(e.to_string().contains("buckets"), "{e}");
+    }
+
+    /// The result says which model ran and where dm-cache's origin came from.
+    #[test]
+    fn the_assumptions_name_the_model_and_the_origins_source() {
+        let events = trace();
+        let request = ModelRequest::new(KernelModel::DmCacheSmq, CacheSize::Bytes(8 * MIB));
+        let origin_line = |header: &TraceHeader, request: &ModelRequest| {
+            let r = run_events(Model::new(request.clone()).expect("job"), header, &events)
+                .expect("runs");
+            assert!(r.assumptions[0].contains("smq"), "{:?}", r.assumptions);
+            r.assumptions[1].clone()
+        };
+        let touched = origin_line(&TraceHeader::default(), &request);
+        assert!(
+            touched.starts_with("Origin 64.0 MiB: the highest byte"),
+            "{touched}"
+        );
+        let mut sized = TraceHeader::default();
+        sized.devices.push(crate::DeviceInfo {
+            size_bytes: Some(256 * MIB),
+            ..crate::DeviceInfo::named("vda")
+        });
+        let recorded = origin_line(&sized, &request);
+        assert!(
+            recorded.contains("256 MiB: the size of the trace's device"),
+            "{recorded}"
+        );
+        let mut given = request;
+        given.origin_bytes = Some(MIB << 10);
+        assert_eq!(origin_line(&sized, &given), "Origin 1.0 GiB, as given.");
+        let b = run_events(
+            Model::new(ModelRequest::new(
+                KernelModel::Bcache,
+                CacheSize::Bytes(512 * MIB),
+            ))
+            .expect("job"),
+            &TraceHeader::default(),
+            &events,
+        )
+        .expect("runs");
+        assert!(
+            b.assumptions[0].contains("bcache-kernel"),
+            "{:?}",
+            b.assumptions
         );
     }
 }
