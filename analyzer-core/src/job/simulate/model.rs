@@ -683,7 +683,27 @@ impl Model {
                     Some(qd) => format!("A read miss is inserted when its backing read completes: after the task's next {qd} bios where the trace has no completions."),
                     None => "A read miss is inserted when its backing read completes (the bio's latency in the trace; at once where it has none).".to_owned(),
                 });
-                out.push("Not modelled: congestion bypass, the writeback rate, moving GC, replacement policies other than lru.".to_owned());
+                if c.mode == BcacheMode::WriteBack {
+                    out.push(format!(
+                        "Background writeback towards writeback_percent {}% of the cache (its rate updated every 5 s {}); the counters are read {}.",
+                        c.writeback_percent,
+                        match c.attached_before_nanos {
+                            Some(t) => format!(
+                                "from the device's attachment {} before the first bio",
+                                crate::units::duration(t)
+                            ),
+                            None => "from 5 s after the first bio".to_owned(),
+                        },
+                        match self.request.idle_after_nanos {
+                            Some(t) => format!(
+                                "{} after the last bio, writeback running meanwhile",
+                                crate::units::duration(t)
+                            ),
+                            None => "at the last bio".to_owned(),
+                        }
+                    ));
+                }
+                out.push("Not modelled: congestion bypass, the backing device's speed (a writeback pass takes no time), moving GC, replacement policies other than lru.".to_owned());
             }
         }
         if let Some(f) = self.footprint {
