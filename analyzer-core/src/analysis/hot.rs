@@ -435,19 +435,29 @@ impl HotBlocks {
     /// The runs of [`Self::hot_set`] for every access, the reads and the writes, in one sweep
     /// of the tables.
     fn all_runs(&self) -> [Vec<Run>; 3] {
+        /// Counts below this are tallied in an array, the rare larger ones in a map.
+        const SMALL: usize = 256;
         // Per count: blocks pinned, blocks sampled.
-        let mut by_count: [IntMap<u64, [u64; 2]>; 3] = Default::default();
+        let mut small = vec![[[0u64; 2]; SMALL]; 3];
+        let mut large: [IntMap<u64, [u64; 2]>; 3] = Default::default();
         for (table, side) in [(&self.pinned, 0), (&self.sampled, 1)] {
             for c in table.values() {
                 let [r, w] = *c;
-                for (map, v) in by_count.iter_mut().zip([total(c), r.into(), w.into()]) {
-                    map.entry(v).or_default()[side] += 1;
+                for (k, v) in [total(c), r.into(), w.into()].into_iter().enumerate() {
+                    if v < SMALL as u64 {
+                        small[k][v as usize][side] += 1;
+                    } else {
+                        large[k].entry(v).or_default()[side] += 1;
+                    }
                 }
             }
         }
-        by_count.map(|map| {
-            let mut runs: Vec<Run> = map
-                .into_iter()
+        let mut k = 0;
+        large.map(|map| {
+            let tallies = small[k].iter().enumerate().map(|(v, &t)| (v as u64, t));
+            k += 1;
+            let mut runs: Vec<Run> = tallies
+                .chain(map)
                 .flat_map(|(v, [p, s])| [(v, 1.0, p), (v, 1.0 / self.rate, s)])
                 .filter(|r| r.2 > 0)
                 .collect();
