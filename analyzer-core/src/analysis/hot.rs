@@ -471,24 +471,30 @@ impl HotBlocks {
         let read_t = Self::hot_threshold(&reads, 0.9);
         let write_t = Self::hot_threshold(&writes, 0.9);
         let hot_t = Self::hot_threshold(&all, 0.8);
-        let share = |sel: &dyn Fn(&[u32; 2]) -> bool, also: &dyn Fn(&[u32; 2]) -> bool| {
-            let (mut n, mut m) = (0.0, 0.0);
-            for (_, c, w) in self.entries().filter(|(_, c, _)| sel(c)) {
-                n += w;
-                if also(c) {
-                    m += w;
+        // One sweep of the tables for the rest (every sum here is exact, so its order is free):
+        // of the read-hot blocks the (weighted) share also written, of the write-hot ones the
+        // share also read, and every tracked access weighted.
+        let (mut read_hot, mut read_hot_written) = (0.0, 0.0);
+        let (mut write_hot, mut write_hot_read) = (0.0, 0.0);
+        let mut sampled_total = 0.0;
+        for (_, c, w) in self.entries() {
+            if u64::from(c[0]) >= read_t && c[0] > 0 {
+                read_hot += w;
+                if c[1] > 0 {
+                    read_hot_written += w;
                 }
             }
-            if n == 0.0 {
-                0.0
-            } else {
-                m / n
+            if u64::from(c[1]) >= write_t && c[1] > 0 {
+                write_hot += w;
+                if c[0] > 0 {
+                    write_hot_read += w;
+                }
             }
-        };
-        let read_hot_also_written =
-            share(&|c| u64::from(c[0]) >= read_t && c[0] > 0, &|c| c[1] > 0);
-        let write_hot_also_read = share(&|c| u64::from(c[1]) >= write_t && c[1] > 0, &|c| c[0] > 0);
-        let sampled_total: f64 = self.entries().map(|(_, c, w)| total(c) as f64 * w).sum();
+            sampled_total += total(c) as f64 * w;
+        }
+        let ratio = |m: f64, n: f64| if n == 0.0 { 0.0 } else { m / n };
+        let read_hot_also_written = ratio(read_hot_written, read_hot);
+        let write_hot_also_read = ratio(write_hot_read, write_hot);
         let top_regions = self.regions(header, hot_t, sampled_total);
         HotReport {
             block_bytes: self.block_bytes,
@@ -505,12 +511,25 @@ impl HotBlocks {
     }
 
     fn regions(&self, header: &TraceHeader, hot_t: u64, sampled_total: f64) -> Vec<HotRegion> {
-        let mut hot: Vec<(u64, [u32; 2], f64)> = self
-            .entries()
-            .filter(|(_, c, _)| total(c) >= hot_t)
-            .map(|(k, &c, w)| (k, c, w))
-            .collect();
-        hot.sort_unstable_by_key(|&(k, _, _)| k);
+        // The hot blocks by key: each table's sorted on its own (16 bytes a block), then merged.
+        let sorted = |table: &BlockTable<[u32; 2]>| {
+            let mut hot: Vec<(u64, [u32; 2])> = table
+                .iter()
+                .filter(|(_, c)| total(c) >= hot_t)
+                .map(|(k, &c)| (k, c))
+                .collect();
+            hot.sort_unstable_by_key(|&(k, _)| k);
+            hot
+        };
+        let (pinned, sampled) = (sorted(&self.pinned), sorted(&self.sampled));
+        let sampled_weight = 1.0 / self.rate;
+        let (mut p, mut s) = (pinned.iter().peekable(), sampled.iter().peekable());
+        let hot = std::iter::from_fn(|| match (p.peek(), s.peek()) {
+            (Some(&&(a, c)), Some(&&(b, _))) if a < b => p.next().map(|_| (a, c, 1.0)),
+            (_, Some(&&(b, c))) => s.next().map(|_| (b, c, sampled_weight)),
+            (Some(&&(a, c)), None) => p.next().map(|_| (a, c, 1.0)),
+            (None, None) => None,
+        });
         let gap_blocks = if self.rate >= 1.0 {
             1
         } else {
