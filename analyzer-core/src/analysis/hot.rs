@@ -404,30 +404,60 @@ impl HotBlocks {
     }
 
     /// Per device: the hottest data serving `share` of the device's block accesses and its
-    /// footprint, both in (weighted) blocks.
+    /// footprint, both in (weighted) blocks. Computed from runs of equal `(count, weight)`
+    /// pairs per device, as [`Self::hot_set`] is: the figures of the hottest-first list of
+    /// every block (exact sums), without sorting it.
     pub fn per_device_hot(&self, share: f64) -> IntMap<u32, (f64, f64)> {
-        let mut by_device: IntMap<u32, Vec<(u64, f64)>> = IntMap::default();
-        for (k, c, w) in self.entries() {
-            by_device
-                .entry(split_block_key(k).0)
-                .or_default()
-                .push((total(c), w));
+        // (device, count) -> blocks pinned, blocks sampled.
+        let mut tally: IntMap<(u32, u64), [u64; 2]> = IntMap::default();
+        for (table, side) in [(&self.pinned, 0), (&self.sampled, 1)] {
+            for (k, c) in table.iter() {
+                tally.entry((split_block_key(k).0, total(c))).or_default()[side] += 1;
+            }
         }
-        by_device
+        let mut runs: Vec<(u32, Run)> = tally
             .into_iter()
-            .map(|(dev, mut v)| {
-                sort_hottest_first(&mut v);
-                let total: f64 = v.iter().map(|&(n, w)| n as f64 * w).sum();
-                let footprint: f64 = v.iter().map(|&(_, w)| w).sum();
+            .flat_map(|((dev, v), [p, s])| [(dev, (v, 1.0, p)), (dev, (v, 1.0 / self.rate, s))])
+            .filter(|(_, r)| r.2 > 0)
+            .collect();
+        runs.sort_unstable_by_key(|&(dev, _)| dev);
+        runs.chunk_by(|a, b| a.0 == b.0)
+            .map(|device| {
+                let mut runs: Vec<Run> = device.iter().map(|&(_, r)| r).collect();
+                runs_hottest_first(&mut runs);
+                let total: f64 = runs
+                    .iter()
+                    .map(|&(v, w, n)| n as f64 * (v as f64 * w))
+                    .sum();
+                let footprint: f64 = runs.iter().map(|&(_, w, n)| n as f64 * w).sum();
+                let target = share * total * (1.0 - 1e-12);
+                // The hottest blocks, one at a time, while what they serve is short of the
+                // target: of each run, the first `taken` blocks.
                 let (mut served, mut blocks) = (0.0, 0.0);
-                for &(n, w) in &v {
-                    if served >= share * total * (1.0 - 1e-12) {
+                for &(v, w, n) in &runs {
+                    if served >= target {
                         break;
                     }
-                    served += n as f64 * w;
-                    blocks += w;
+                    let step = v as f64 * w;
+                    let below = |j: u64| served + j as f64 * step < target;
+                    let mut taken = if step > 0.0 {
+                        ((target - served) / step).ceil().clamp(1.0, n as f64) as u64
+                    } else {
+                        n
+                    };
+                    while taken > 1 && !below(taken - 1) {
+                        taken -= 1;
+                    }
+                    while taken < n && below(taken) {
+                        taken += 1;
+                    }
+                    served += taken as f64 * step;
+                    blocks += taken as f64 * w;
+                    if taken < n {
+                        break;
+                    }
                 }
-                (dev, (blocks, footprint))
+                (device[0].0, (blocks, footprint))
             })
             .collect()
     }
@@ -582,13 +612,9 @@ impl HotBlocks {
     }
 }
 
-/// Sorts `(count, weight)` pairs by count, highest first, and equal counts by weight, so that
-/// the order (and every figure read from it) does not depend on the table's iteration order.
-fn sort_hottest_first(values: &mut [(u64, f64)]) {
-    values.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)));
-}
-
-/// Sorts runs as [`sort_hottest_first`] sorts pairs and merges runs of equal pairs.
+/// Sorts runs by count, highest first, and equal counts by weight, so that the order (and
+/// every figure read from it) does not depend on the table's iteration order; merges runs of
+/// equal pairs.
 fn runs_hottest_first(runs: &mut Vec<Run>) {
     runs.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)));
     runs.dedup_by(|b, a| {
@@ -680,6 +706,11 @@ mod tests {
         assert_eq!((g.device, g.device_name.as_str()), (3, "vol3"));
         assert_eq!((g.start_bytes, g.end_bytes), (50 * 4096, 54 * 4096));
         assert_eq!(g.reads, 40);
+    }
+
+    /// The order of the old, per-block figures: by count, highest first, then by weight.
+    fn sort_hottest_first(values: &mut [(u64, f64)]) {
+        values.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)));
     }
 
     /// The old, brute-force `hot_set`: one cumulative sum per block over the sorted pairs.
@@ -801,6 +832,68 @@ mod tests {
                     hot_threshold_reference(&pairs, share),
                     "case {case}"
                 );
+            }
+        }
+    }
+
+    /// The old, brute-force `per_device_hot`: every block's pair, sorted per device.
+    fn per_device_hot_reference(h: &HotBlocks, share: f64) -> IntMap<u32, (f64, f64)> {
+        let mut by_device: IntMap<u32, Vec<(u64, f64)>> = IntMap::default();
+        for (k, c, w) in h.entries() {
+            by_device
+                .entry(split_block_key(k).0)
+                .or_default()
+                .push((total(c), w));
+        }
+        by_device
+            .into_iter()
+            .map(|(dev, mut v)| {
+                sort_hottest_first(&mut v);
+                let total: f64 = v.iter().map(|&(n, w)| n as f64 * w).sum();
+                let footprint: f64 = v.iter().map(|&(_, w)| w).sum();
+                let (mut served, mut blocks) = (0.0, 0.0);
+                for &(n, w) in &v {
+                    if served >= share * total * (1.0 - 1e-12) {
+                        break;
+                    }
+                    served += n as f64 * w;
+                    blocks += w;
+                }
+                (dev, (blocks, footprint))
+            })
+            .collect()
+    }
+
+    /// Per-device hot data from runs equals the per-block computation, exact and sampled
+    /// (with pinned blocks), at several shares.
+    #[test]
+    fn per_device_hot_from_runs_equals_every_block() {
+        for (limit, blocks) in [(1 << 20, 3_000u64), (2_000, 200_000), (64, 5_000)] {
+            let mut h = HotBlocks::new(4096, limit);
+            let mut x = 5u64;
+            for i in 0..60_000u64 {
+                x = mix64(x ^ i);
+                let block = if x % 3 == 0 {
+                    x % 50
+                } else {
+                    (x >> 8) % blocks
+                };
+                let op = if x >> 40 & 1 == 0 {
+                    Op::Read
+                } else {
+                    Op::Write
+                };
+                h.observe(&IoEvent {
+                    device: (x >> 50) as u32 % 4,
+                    ..ev(block, op)
+                });
+            }
+            for share in [0.5, 0.9, 0.99, 1.0] {
+                let mut got: Vec<_> = h.per_device_hot(share).into_iter().collect();
+                let mut want: Vec<_> = per_device_hot_reference(&h, share).into_iter().collect();
+                got.sort_by_key(|g| g.0);
+                want.sort_by_key(|g| g.0);
+                assert_eq!(got, want, "limit {limit}, share {share}");
             }
         }
     }
