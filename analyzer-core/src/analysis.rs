@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::decode::Diagnostics;
 use crate::event::{IoEvent, Op, TraceHeader};
+use crate::hash::{block_key, mix64};
 use crate::mrc::shards::ShardsMode;
 use crate::mrc::{LruMrc, MrcReport, SizeSpec};
 use crate::stat::{empty_size_histogram, SizeBucket, SIZE_BUCKETS_BYTES};
@@ -31,6 +32,9 @@ use self::latency::{LatencyHistogram, LatencySummary};
 use self::length::{LengthReport, TraceLength};
 use self::sequential::{Sequentiality, SequentialityReport};
 use self::timeline::{Timeline, TimelineReport};
+
+/// Blocks of each request whose table slots [`Analysis::observe_batch`] reads ahead.
+const PREFETCH_BLOCKS: u64 = 16;
 
 /// Knobs of the analysis. The defaults suit traces of any length.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -236,23 +240,47 @@ impl Analysis {
             _ => self.sizes[i].other += 1,
         }
         self.sequentiality.observe(e);
-        self.hot.observe(e);
         self.heatmap.observe(e);
-        self.mrc.observe(e);
-        self.length.observe(e, &self.mrc);
         if let Some(d) = self.devices.as_mut() {
             d.observe(e);
         }
+        let op = match e.op {
+            Op::Read => 0,
+            Op::Write => 1,
+            _ => return,
+        };
+        // The per-block analyses (hot data, the LRU curve's sample, first touches) share each
+        // block's key and hash, and each looks at its tables only for the blocks its sample
+        // holds.
+        let mut shards = self.mrc.begin_request(e);
+        self.length.begin_request();
+        for block in e.block_range(self.config.block_bytes.max(1)) {
+            let key = block_key(e.device, block);
+            let hash = mix64(key);
+            self.hot.access(key, hash, op);
+            if let Some(s) = shards.as_deref_mut() {
+                s.line(hash);
+            }
+            self.length.access(key, hash);
+        }
+        self.length.end_request(&self.mrc);
     }
 
     /// [`Analysis::observe`] for each of `events` in turn (the same result), after reading the
-    /// per-block tables' slots for all of them (hot data, first touches): their cache misses
-    /// then overlap instead of stalling one request after another.
+    /// per-block tables' slots of their first blocks (hot data, first touches) where the
+    /// samples hold them: their cache misses then overlap instead of stalling one request after
+    /// another.
     pub fn observe_batch(&mut self, events: &[IoEvent]) {
+        let block_bytes = self.config.block_bytes.max(1);
         let mut seen = 0;
         for e in events {
             if matches!(e.op, Op::Read | Op::Write) {
-                seen ^= self.hot.prefetch(e) ^ self.length.prefetch(e);
+                let blocks = e.block_range(block_bytes);
+                for block in blocks.start..blocks.end.min(blocks.start + PREFETCH_BLOCKS) {
+                    let key = block_key(e.device, block);
+                    let hash = mix64(key);
+                    seen ^= self.hot.prefetch(key, hash) ^ self.length.prefetch(key, hash);
+                }
             }
         }
         std::hint::black_box(seen);

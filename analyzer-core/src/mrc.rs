@@ -237,6 +237,20 @@ impl LruMrc {
         }
     }
 
+    /// [`Self::observe`] in steps: observes `e` whole when the curve is exact; when it is
+    /// sampled, counts the request and returns the collector, which then takes each line's
+    /// hash ([`Shards::line`]), or `None` when the curve does not follow `e`.
+    #[inline]
+    pub fn begin_request(&mut self, e: &IoEvent) -> Option<&mut Shards> {
+        match self {
+            LruMrc::Exact(x) => {
+                x.observe(e);
+                None
+            }
+            LruMrc::Shards { shards, .. } => shards.begin_request(e).then_some(&mut **shards),
+        }
+    }
+
     pub fn line_bytes(&self) -> u64 {
         match self {
             LruMrc::Exact(x) => x.line_bytes(),

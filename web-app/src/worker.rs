@@ -375,7 +375,7 @@ async fn run_job<J: Job>(
             match reader.next_chunk().await.map_err(Some)? {
                 Some(chunk) => {
                     session
-                        .push_with(chunk, &mut |e| job.observe(e))
+                        .push_with(chunk, &mut |events| job.observe_batch(events))
                         .map_err(|e| Some(e.plain_words()))?;
                     between_slices(job).map_err(Some)?;
                     if let Some(t) = total_bytes {
@@ -390,7 +390,7 @@ async fn run_job<J: Job>(
             return Err(None);
         }
         let done = session
-            .finish_with(&mut |e| job.observe(e))
+            .finish_with(&mut |events| job.observe_batch(events))
             .map_err(|e| Some(e.plain_words()))?;
         job.end_pass(&done.header, &done.diagnostics)
             .map_err(|e| Some(e.to_string()))?;

@@ -90,6 +90,9 @@ pub struct TraceLength {
     requests: u64,
     snapshots: Vec<Snapshot>,
     snapshot_step: u64,
+    /// The current request's bin and the weight of its sampled accesses.
+    bin: usize,
+    weight: f64,
 }
 
 impl TraceLength {
@@ -104,6 +107,8 @@ impl TraceLength {
             requests: 0,
             snapshots: Vec::new(),
             snapshot_step: 1024,
+            bin: 0,
+            weight: 1.0,
         }
     }
 
@@ -120,6 +125,18 @@ impl TraceLength {
         if !matches!(e.op, Op::Read | Op::Write) {
             return;
         }
+        self.begin_request();
+        for block in e.block_range(self.block_bytes) {
+            let key = block_key(e.device, block);
+            self.access(key, mix64(key));
+        }
+        self.end_request(mrc);
+    }
+
+    /// Starts a data request ([`Self::observe`] in three steps, for a caller that hashes each
+    /// block once for several analyses): then [`Self::access`] for each of its blocks, then
+    /// [`Self::end_request`].
+    pub fn begin_request(&mut self) {
         while self.requests / self.requests_per_bin >= BINS as u64 {
             for i in 0..BINS / 2 {
                 let (a, b) = (self.bins[2 * i], self.bins[2 * i + 1]);
@@ -133,25 +150,34 @@ impl TraceLength {
             }
             self.requests_per_bin *= 2;
         }
-        let bin = (self.requests / self.requests_per_bin) as usize;
-        let weight = 1.0 / self.rate();
-        for block in e.block_range(self.block_bytes) {
-            let key = block_key(e.device, block);
-            if mix64(key) > self.threshold {
-                continue;
-            }
-            self.bins[bin].accesses += weight;
-            if self.seen.insert_if_absent(key, ()) {
-                self.bins[bin].first += weight;
-                self.distinct_scaled += weight;
-                if self.seen.len() > SAMPLED_BLOCKS {
-                    self.threshold /= 2;
-                    let t = self.threshold;
-                    self.seen.retain(|k, _| mix64(k) <= t);
-                    self.distinct_scaled = self.seen.len() as f64 / self.rate();
-                }
+        self.bin = (self.requests / self.requests_per_bin) as usize;
+        // The request's accesses weigh what the rate at its start says, even if the sample
+        // shrinks during it.
+        self.weight = 1.0 / self.rate();
+    }
+
+    /// One block of the current request: `key` from [`block_key`], `hash` its `mix64`.
+    #[inline]
+    pub fn access(&mut self, key: u64, hash: u64) {
+        if hash > self.threshold {
+            return;
+        }
+        let (bin, weight) = (self.bin, self.weight);
+        self.bins[bin].accesses += weight;
+        if self.seen.insert_if_absent(key, ()) {
+            self.bins[bin].first += weight;
+            self.distinct_scaled += weight;
+            if self.seen.len() > SAMPLED_BLOCKS {
+                self.threshold /= 2;
+                let t = self.threshold;
+                self.seen.retain(|k, _| mix64(k) <= t);
+                self.distinct_scaled = self.seen.len() as f64 / self.rate();
             }
         }
+    }
+
+    /// Ends the current request; `mrc` has seen it.
+    pub fn end_request(&mut self, mrc: &LruMrc) {
         self.requests += 1;
         if self.requests % self.snapshot_step == 0 {
             if self.snapshots.len() >= MAX_SNAPSHOTS {
@@ -170,11 +196,15 @@ impl TraceLength {
         }
     }
 
-    /// Reads the table slots `e`'s blocks will use ([`BlockTable::prefetch`]).
+    /// Reads the table slot the block `key` (hash `hash`) will use when it is in the sample
+    /// ([`BlockTable::prefetch`]).
     #[inline]
-    pub fn prefetch(&self, e: &IoEvent) -> u64 {
-        self.seen
-            .prefetch_blocks(e.device, e.block_range(self.block_bytes))
+    pub fn prefetch(&self, key: u64, hash: u64) -> u64 {
+        if hash <= self.threshold {
+            self.seen.prefetch(key)
+        } else {
+            0
+        }
     }
 
     pub fn finish(&self, mrc: &LruMrc, duration_nanos: Option<u64>) -> LengthReport {

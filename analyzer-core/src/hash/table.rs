@@ -230,8 +230,10 @@ impl<V: Copy + Default> BlockTable<V> {
         let Some(start) = self.slots.iter().position(|s| s.0 == EMPTY) else {
             return;
         };
+        // The slot count is a power of two: a mask, not a division, wraps the walk.
+        let mask = n - 1;
         for step in 1..=n {
-            let i = (start + step) % n;
+            let i = (start + step) & mask;
             let (k, v) = self.slots[i];
             if k != EMPTY {
                 self.slots[i].0 = EMPTY;

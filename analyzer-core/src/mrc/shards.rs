@@ -138,17 +138,32 @@ impl Shards {
 
     #[inline]
     pub fn observe(&mut self, e: &IoEvent) {
-        if !matches!(e.op, Op::Read | Op::Write) || e.len_bytes == 0 {
+        if !self.begin_request(e) {
             return;
         }
-        self.requests += 1;
         for line in e.block_range(self.line_bytes) {
-            self.line_accesses += 1;
-            let h = mix64(block_key(e.device, line));
-            if h > self.threshold {
-                continue;
-            }
-            self.access(h);
+            self.line(mix64(block_key(e.device, line)));
+        }
+    }
+
+    /// Counts `e` if it is a request the curve follows (a read or write of some bytes), and
+    /// says whether it is: then [`Self::line`] takes each of its lines ([`Self::observe`] in
+    /// steps, for a caller that hashes each line once for several analyses).
+    #[inline]
+    pub fn begin_request(&mut self, e: &IoEvent) -> bool {
+        if !matches!(e.op, Op::Read | Op::Write) || e.len_bytes == 0 {
+            return false;
+        }
+        self.requests += 1;
+        true
+    }
+
+    /// One line access of the current request, by its hash `mix64(block_key(device, line))`.
+    #[inline]
+    pub fn line(&mut self, hash: u64) {
+        self.line_accesses += 1;
+        if hash <= self.threshold {
+            self.access(hash);
         }
     }
 

@@ -18,6 +18,9 @@ use analyzer_core::{Decoder, Diagnostics, IoEvent, TraceFormat, TraceHeader};
 
 use crate::error::{LoadError, LoadErrorKind};
 
+/// Events the decoder hands over at once (as the CLI's read loop does).
+const DECODE_BATCH_EVENTS: usize = 1024;
+
 /// Decompressed bytes the format sniffers look at (the CLI's amount).
 pub const SNIFF_BYTES: usize = 64 * 1024;
 
@@ -71,6 +74,8 @@ pub struct Session {
     load: Option<Load>,
     /// Events decoded.
     events: u64,
+    /// The decoder's latest batch of events (kept to reuse its memory).
+    batch: Vec<IoEvent>,
     /// Bytes pushed so far (as read from the file, before decompression).
     input_bytes: u64,
 }
@@ -88,6 +93,7 @@ impl Session {
             codec: Codec::None,
             load: Load::new(LoadRequest::app()).ok(),
             events: 0,
+            batch: Vec::with_capacity(DECODE_BATCH_EVENTS),
             input_bytes: 0,
         }
     }
@@ -133,14 +139,15 @@ impl Session {
 
     /// Pushes the next chunk of the file.
     pub fn push(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
-        self.push_with(bytes, &mut |_| {})
+        self.push_with(bytes, &mut |_: &[IoEvent]| {})
     }
 
-    /// Pushes the next chunk of the file; every analysed event is also given to `sink`.
+    /// Pushes the next chunk of the file; every analysed event is also given to `sink`, in
+    /// the decoder's batches.
     pub fn push_with(
         &mut self,
         bytes: &[u8],
-        sink: &mut dyn FnMut(&IoEvent),
+        sink: &mut dyn FnMut(&[IoEvent]),
     ) -> Result<(), LoadError> {
         self.input_bytes += bytes.len() as u64;
         if self.decoder.is_none() {
@@ -166,7 +173,7 @@ impl Session {
         }
     }
 
-    fn start_decoder(&mut self, sink: &mut dyn FnMut(&IoEvent)) -> Result<(), LoadError> {
+    fn start_decoder(&mut self, sink: &mut dyn FnMut(&[IoEvent])) -> Result<(), LoadError> {
         self.codec = self.sniffer.codec().unwrap_or(Codec::None);
         let sniffed = analyzer_core::format::sniff(
             &self.plain_head[..self.plain_head.len().min(SNIFF_BYTES)],
@@ -195,33 +202,24 @@ impl Session {
         self.feed(&head, sink)
     }
 
-    fn feed(&mut self, bytes: &[u8], sink: &mut dyn FnMut(&IoEvent)) -> Result<(), LoadError> {
+    fn feed(&mut self, bytes: &[u8], sink: &mut dyn FnMut(&[IoEvent])) -> Result<(), LoadError> {
         let Some((_, decoder)) = self.decoder.as_mut() else {
             return Ok(());
         };
         if !bytes.is_empty() {
             decoder.push(bytes);
         }
-        while let Some(e) = decoder
-            .next_event()
-            .map_err(|e| LoadError::from_decode(&e))?
-        {
-            if let Some(l) = self.load.as_mut() {
-                l.observe(&e);
-            }
-            sink(&e);
-            self.events += 1;
-        }
+        self.events += drain(decoder, self.load.as_mut(), &mut self.batch, sink)?;
         Ok(())
     }
 
     /// Ends the input and returns the results.
     pub fn finish(self) -> Result<Finished, LoadError> {
-        self.finish_with(&mut |_| {})
+        self.finish_with(&mut |_: &[IoEvent]| {})
     }
 
     /// Ends the input, giving the last events to `sink`, and returns the results.
-    pub fn finish_with(mut self, sink: &mut dyn FnMut(&IoEvent)) -> Result<Finished, LoadError> {
+    pub fn finish_with(mut self, sink: &mut dyn FnMut(&[IoEvent])) -> Result<Finished, LoadError> {
         if self.decoder.is_none() {
             if self.head.is_empty() {
                 return Err(LoadError::new(LoadErrorKind::Empty, "The file is empty."));
@@ -238,16 +236,7 @@ impl Session {
         };
         let format = *format;
         decoder.finish();
-        while let Some(e) = decoder
-            .next_event()
-            .map_err(|e| LoadError::from_decode(&e))?
-        {
-            if let Some(l) = self.load.as_mut() {
-                l.observe(&e);
-            }
-            sink(&e);
-            self.events += 1;
-        }
+        self.events += drain(decoder, self.load.as_mut(), &mut self.batch, sink)?;
         let header = decoder.header().clone();
         let diagnostics = decoder.diagnostics().clone();
         if self.events() == 0 {
@@ -282,6 +271,32 @@ impl Session {
             stat: done.stat,
             analysis,
         })
+    }
+}
+
+/// Hands every event `decoder` has ready to the load job and to `sink`, a batch at a time (no
+/// call through the decoder objects per event; `batch` is the reused buffer), and returns how
+/// many; on a decoding error, the events decoded before it are handed over first.
+fn drain(
+    decoder: &mut Decompressing<Box<dyn Decoder>>,
+    mut load: Option<&mut Load>,
+    batch: &mut Vec<IoEvent>,
+    sink: &mut dyn FnMut(&[IoEvent]),
+) -> Result<u64, LoadError> {
+    let mut events = 0;
+    loop {
+        batch.clear();
+        let read = decoder.next_events(batch, DECODE_BATCH_EVENTS);
+        if let Some(l) = load.as_deref_mut() {
+            l.observe_batch(batch);
+        }
+        sink(batch);
+        events += batch.len() as u64;
+        match read {
+            Ok(0) => return Ok(events),
+            Ok(_) => {}
+            Err(e) => return Err(LoadError::from_decode(&e)),
+        }
     }
 }
 

@@ -46,6 +46,32 @@ fn feed(bytes: &[u8], decoder: &mut NativeDecoder, mut f: impl FnMut(&analyzer_c
     }
 }
 
+/// [`feed`] in the decoder's batches of up to 1,024 events, as the worker's session hands them
+/// to its jobs (`Job::observe_batch`).
+fn feed_batches(
+    bytes: &[u8],
+    decoder: &mut NativeDecoder,
+    mut f: impl FnMut(&[analyzer_core::IoEvent]),
+) {
+    let mut batch = Vec::with_capacity(1024);
+    let mut drain = |decoder: &mut NativeDecoder| loop {
+        batch.clear();
+        match decoder.next_events(&mut batch, 1024) {
+            Ok(0) | Err(_) => {
+                f(&batch);
+                break;
+            }
+            Ok(_) => f(&batch),
+        }
+    };
+    for chunk in bytes.chunks(1 << 20) {
+        decoder.push(chunk);
+        drain(decoder);
+    }
+    decoder.finish();
+    drain(decoder);
+}
+
 /// Decodes the prepared trace once, pushing 1 MiB at a time, and returns the events decoded.
 #[wasm_bindgen]
 pub fn decode() -> f64 {
@@ -58,8 +84,8 @@ pub fn decode() -> f64 {
 }
 
 /// Decodes the kept trace and runs what the web app's worker runs while loading: the load job
-/// (`job::load`: `stat` and the workload analysis with their defaults, events handed over in
-/// batches); returns the events analysed.
+/// (`job::load`: `stat` and the workload analysis with their defaults, the decoder's batches
+/// handed over as the worker's session does); returns the events analysed.
 #[wasm_bindgen]
 pub fn analyze() -> f64 {
     use analyzer_core::job::load::{Load, LoadRequest};
@@ -72,9 +98,9 @@ pub fn analyze() -> f64 {
         job.begin_pass(0);
         let mut decoder = NativeDecoder::new();
         let mut n = 0u64;
-        feed(&bytes, &mut decoder, |e| {
-            job.observe(e);
-            n += 1;
+        feed_batches(&bytes, &mut decoder, |events| {
+            job.observe_batch(events);
+            n += events.len() as u64;
         });
         if job
             .end_pass(decoder.header(), decoder.diagnostics())
@@ -131,7 +157,7 @@ pub fn simulate(size_bytes: f64, first: bool, footprint_lines: f64, line_accesse
         for pass in 0..job.passes() {
             job.begin_pass(pass);
             let mut decoder = NativeDecoder::new();
-            feed(&bytes, &mut decoder, |e| job.observe(e));
+            feed_batches(&bytes, &mut decoder, |events| job.observe_batch(events));
             if job
                 .end_pass(decoder.header(), decoder.diagnostics())
                 .is_err()
