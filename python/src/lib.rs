@@ -13,7 +13,7 @@ use analyzer_core::job::mrc::{Mrc, MrcRequest, Sizes};
 use analyzer_core::job::predict::md::{MdMembers, MdRequest};
 use analyzer_core::job::predict::{ArrayParams, Predict, PredictRequest};
 use analyzer_core::job::simulate::model::{
-    refuse_generic_settings, KernelModel, Model, ModelRequest,
+    refuse_generic_settings, refuse_model_settings, KernelModel, Model, ModelRequest,
 };
 use analyzer_core::job::simulate::{Simulate, SimulateRequest};
 use analyzer_core::job::{parse_duration, CacheParams, CacheSize, Job};
@@ -116,6 +116,24 @@ fn simulate_request(o: &Options) -> anyhow::Result<SimulateRequest> {
     if let Some(r) = given(o)? {
         return Ok(r);
     }
+    // The kernel models' own settings are refused here, as the CLI refuses them.
+    let model_only: Vec<&str> = [
+        "seq_cutoff",
+        "bucket_size",
+        "qd",
+        "cache_write_latency",
+        "writeback_percent",
+        "idle_after",
+        "attached_before",
+        "origin_size",
+        "created_before",
+        "bio_latency",
+        "migration_time",
+    ]
+    .into_iter()
+    .filter(|k| o.get(*k).is_some_and(|v| !v.is_null()))
+    .collect();
+    refuse_model_settings(&model_only)?;
     let size_text =
         text(o, "cache_size")?.context("simulate needs cache_size (like 10% or 2GiB)")?;
     let sizes = CacheSize::parse_list(size_text).context("cache_size")?;

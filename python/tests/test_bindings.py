@@ -91,6 +91,14 @@ def test_product_names_select_the_kernel_models(sample, cli):
         blocksight.simulate(sample, preset="dm-cache", cache_size="64MiB", policy="lru")
     approx = blocksight.simulate(sample, preset="bcache-approx", cache_size="64MiB")
     assert approx["runs"][0]["preset"] == "bcache-approx"
+    # ...and the kernel models' own settings are refused by the generic simulator.
+    with pytest.raises(ValueError, match="kernels' own models"):
+        blocksight.simulate(sample, preset="bcache-approx", cache_size="64MiB", writeback_percent=5)
+    wb = blocksight.simulate(sample, preset="bcache", cache_size="64MiB", bucket_size="16KiB",
+                             mode="wb", idle_after="60s")
+    assert wb == cli("simulate", sample, "--preset", "bcache", "--cache-size", "64MiB",
+                     "--bucket-size", "16KiB", "--mode", "wb", "--idle-after", "60s", "--json")
+    assert wb["result"]["stats"]["dirty_bytes"] == 0
 
 
 def test_md_members_equals_cli(sample, cli):
