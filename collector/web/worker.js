@@ -223,10 +223,6 @@ let wasm_bindgen = (function(exports) {
                 const ret = new Array();
                 return ret;
             },
-            __wbg_new_7075786089b89c5e: function() {
-                const ret = new Map();
-                return ret;
-            },
             __wbg_new_cd4348290afae586: function() {
                 const ret = new Object();
                 return ret;
@@ -278,10 +274,6 @@ let wasm_bindgen = (function(exports) {
             },
             __wbg_resolve_dbf78ab4942478b0: function(arg0) {
                 const ret = Promise.resolve(arg0);
-                return ret;
-            },
-            __wbg_set_8282f7e0d2d01336: function(arg0, arg1, arg2) {
-                const ret = arg0.set(arg1, arg2);
                 return ret;
             },
             __wbg_set_d2d33b52458e984a: function(arg0, arg1, arg2) {
@@ -341,12 +333,12 @@ let wasm_bindgen = (function(exports) {
                 return ret;
             },
             __wbindgen_generic_0000000000000001: function(arg0, arg1) {
-                // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 85, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
+                // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 84, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
                 const ret = makeMutClosure(arg0, arg1, wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___wasm_bindgen_b555d23fc0bcf03e___JsValue__core_ee2a015990f71d14___result__Result_____wasm_bindgen_b555d23fc0bcf03e___JsError___true_);
                 return ret;
             },
             __wbindgen_generic_0000000000000002: function(arg0, arg1) {
-                // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MessageEvent")], shim_idx: 16, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
+                // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MessageEvent")], shim_idx: 14, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
                 const ret = makeClosure(arg0, arg1, wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_1d92bd51b389cf40___features__gen_MessageEvent__MessageEvent______true_);
                 return ret;
             },
@@ -355,17 +347,12 @@ let wasm_bindgen = (function(exports) {
                 const ret = arg0;
                 return ret;
             },
-            __wbindgen_generic_0000000000000004: function(arg0) {
-                // Cast intrinsic for `I64 -> Externref`.
-                const ret = arg0;
-                return ret;
-            },
-            __wbindgen_generic_0000000000000005: function(arg0, arg1) {
+            __wbindgen_generic_0000000000000004: function(arg0, arg1) {
                 // Cast intrinsic for `Ref(String) -> Externref`.
                 const ret = getStringFromWasm0(arg0, arg1);
                 return ret;
             },
-            __wbindgen_generic_0000000000000006: function(arg0) {
+            __wbindgen_generic_0000000000000005: function(arg0) {
                 // Cast intrinsic for `U64 -> Externref`.
                 const ret = BigInt.asUintN(64, arg0);
                 return ret;

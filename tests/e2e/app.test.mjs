@@ -468,7 +468,8 @@ test('the cache view runs the kernels\' own models, dm-cache and bcache, with th
   const dmNames = (r) => ['read_hits', 'read_misses', 'write_hits', 'write_misses', 'demotions', 'promotions', 'dirty', 'writebacks']
     .map((k) => [k, r.result.status[k]]);
   const bcNames = (r) => [['cache_hits', 'cache_hits'], ['cache_misses', 'cache_misses'], ['cache_bypass_hits', 'cache_bypass_hits'],
-    ['cache_bypass_misses', 'cache_bypass_misses'], ['cache_miss_collisions', 'cache_miss_collisions'], ['bypassed', 'bypassed_bytes']]
+    ['cache_bypass_misses', 'cache_bypass_misses'], ['cache_miss_collisions', 'cache_miss_collisions'], ['bypassed', 'bypassed_bytes'],
+    ['dirty_data', 'dirty_bytes'], ['writeback', 'writeback_bytes']]
     .map(([id, k]) => [id, r.result.stats[k]]);
   const times = [];
   const timed = async (what) => {

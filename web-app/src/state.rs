@@ -10,7 +10,7 @@ use crate::url_state::UrlState;
 use analyzer_core::analysis::timeline::TimelineReport;
 use analyzer_core::mrc::MrcReport;
 
-use crate::worker::cache_sim::{CacheSimResult, ModelResult};
+use crate::worker::cache_sim::{CacheSimResult, ModelView};
 use crate::worker::predict::PredictResult;
 use crate::worker::protocol::{JobId, Response, Results};
 
@@ -105,7 +105,7 @@ pub struct CacheSimState {
     pub refined_ms: Option<f64>,
     /// The last kernel model's counters (a `CacheModel` job), and how far the running one has
     /// read (0 to 1).
-    pub model: Option<Rc<ModelResult>>,
+    pub model: Option<Rc<ModelView>>,
     pub model_progress: f64,
 }
 

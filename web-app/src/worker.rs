@@ -237,7 +237,7 @@ async fn run_model(
         |error| Some(Response::CacheSimFailed { job, error }),
         |result| Response::CacheModeled {
             job,
-            result: Box::new(result),
+            result: Box::new(result.view()),
         },
     )
     .await

@@ -16,9 +16,7 @@ use crate::components::chart_card::ChartCard;
 use crate::state::CacheSimState;
 use crate::units::{bytes, count, duration, powers_of_two};
 use crate::url_state::{dm_cache_blocks, kernel_modes, UrlState};
-use crate::worker::cache_sim::{
-    CacheSimResult, KernelModel, ModelOutput, ModelRequest, ModelResult,
-};
+use crate::worker::cache_sim::{CacheSimResult, KernelModel, ModelRequest, ModelView};
 use crate::worker::predict::CacheParams;
 use crate::worker::protocol::Results;
 use analyzer_core::job::simulate::model::refuse_generic_settings;
@@ -96,7 +94,7 @@ fn sim_card(r: &CacheSimResult) -> Html {
 
 /// One counter of a kernel model, under the name the kernel gives it (`dmsetup status`,
 /// `stats_total/`), with its raw value in `data-value`.
-fn counter_row(name: &'static str, value: u64, words: String) -> Html {
+fn counter_row(name: &str, value: u64, words: String) -> Html {
     html! {
         <tr data-testid={format!("model-{name}")} data-value={value.to_string()}>
             <th scope="row"><code>{ name }</code></th>
@@ -107,10 +105,10 @@ fn counter_row(name: &'static str, value: u64, words: String) -> Html {
 }
 
 /// A ratio card with its raw value in `data-value` (empty when undefined).
-fn ratio_card(id: &'static str, label: &'static str, x: Option<f64>, detail: String) -> Html {
+fn ratio_card(id: &str, label: &str, x: Option<f64>, detail: String) -> Html {
     html! {
-        <div class="card" data-testid={id} data-value={x.map(|x| x.to_string()).unwrap_or_default()}>
-            <div class="label">{ label }</div>
+        <div class="card" data-testid={id.to_owned()} data-value={x.map(|x| x.to_string()).unwrap_or_default()}>
+            <div class="label">{ label.to_owned() }</div>
             <div class="value">{ pct(x) }</div>
             <div class="detail">{ detail }</div>
         </div>
@@ -118,68 +116,29 @@ fn ratio_card(id: &'static str, label: &'static str, x: Option<f64>, detail: Str
 }
 
 /// A kernel model's answer: its own counters, named as the kernel names them, with hit ratios
-/// from the model's own definitions, and the run's assumptions (text nodes only).
-fn model_card(r: &ModelResult) -> Html {
-    let (cards, rows) = match &r.output {
-        ModelOutput::DmCacheSmq(d) => {
-            let s = &d.status;
-            (
-                html! { <>
-                    { ratio_card("model-read-hit-ratio", "Read hit ratio", s.read_hit_ratio(),
-                        format!("{} hits, {} misses (bio pieces)", count(s.read_hits), count(s.read_misses))) }
-                    { ratio_card("model-write-hit-ratio", "Write hit ratio", s.write_hit_ratio(),
-                        format!("{} hits, {} misses", count(s.write_hits), count(s.write_misses))) }
-                    <div class="card"><div class="label">{ "Origin I/O" }</div>
-                        <div class="value">{ format!("{} reads", count(d.origin.read_ops)) }</div>
-                        <div class="detail">{ format!("{} writes; {} and {}", count(d.origin.write_ops),
-                            bytes(d.origin.read_bytes), bytes(d.origin.write_bytes)) }</div></div>
-                </> },
-                html! { <>
-                    { counter_row("read_hits", s.read_hits, "read bio pieces served by the cache".into()) }
-                    { counter_row("read_misses", s.read_misses, "read bio pieces sent to the origin".into()) }
-                    { counter_row("write_hits", s.write_hits, "write bio pieces to cached blocks".into()) }
-                    { counter_row("write_misses", s.write_misses, "write bio pieces sent to the origin".into()) }
-                    { counter_row("demotions", s.demotions, "blocks moved out of the cache".into()) }
-                    { counter_row("promotions", s.promotions, format!("blocks copied into the cache ({} whole-block writes promoted with their bio)", count(s.overwrite_promotions))) }
-                    { counter_row("dirty", s.dirty, "dirty blocks at the end of the trace".into()) }
-                    { counter_row("writebacks", s.writebacks, "dirty blocks written back to the origin".into()) }
-                    { counter_row("resident_blocks", s.resident_blocks, format!("of {} cache blocks in use at the end", count(d.cache_blocks))) }
-                    { counter_row("cache_device_reads", d.cache_device.read_ops, bytes(d.cache_device.read_bytes)) }
-                    { counter_row("cache_device_writes", d.cache_device.write_ops, bytes(d.cache_device.write_bytes)) }
-                </> },
-            )
-        }
-        ModelOutput::Bcache(b) => {
-            let s = &b.stats;
-            (
-                html! { <>
-                    { ratio_card("model-cache-hit-ratio", "cache_hit_ratio", s.cache_hit_ratio(),
-                        format!("{} hits, {} misses (reads, bypassed ones excluded)", count(s.cache_hits), count(s.cache_misses))) }
-                    { ratio_card("model-read-hit-ratio", "Reads served by the cache", s.read_hit_ratio(),
-                        "bypassed reads included".into()) }
-                    { ratio_card("model-bypass-ratio", "Reads bypassed", s.read_bypass_ratio(),
-                        format!("{} bypassed in all (reads and writes)", bytes(s.bypassed_bytes))) }
-                </> },
-                html! { <>
-                    { counter_row("cache_hits", s.cache_hits, "reads wholly cached".into()) }
-                    { counter_row("cache_misses", s.cache_misses, "reads not wholly cached".into()) }
-                    { counter_row("cache_bypass_hits", s.cache_bypass_hits, "bypassed reads served from the cache".into()) }
-                    { counter_row("cache_bypass_misses", s.cache_bypass_misses, "bypassed reads from the backing device".into()) }
-                    { counter_row("cache_miss_collisions", s.cache_miss_collisions, "read-miss insertions dropped by a racing write".into()) }
-                    { counter_row("bypassed", s.bypassed_bytes, format!("bytes bypassed, reads and writes ({})", bytes(s.bypassed_bytes))) }
-                    { counter_row("writes", s.writes, format!("{} inserted dirty, {} clean, {} bypassed", count(s.writes_dirty), count(s.writes_clean), count(s.writes_bypassed))) }
-                    { counter_row("dirty_data", s.dirty_bytes, format!("dirty bytes at the end ({})", bytes(s.dirty_bytes))) }
-                    { counter_row("cached_data", s.cached_bytes, format!("live cached bytes at the end ({}), in {} buckets", bytes(s.cached_bytes), count(b.nbuckets))) }
-                </> },
-            )
-        }
-    };
+/// from the model's own definitions, and the run's assumptions (text nodes only). The worker
+/// sends the core's view of the result (`ModelResult::view`), not the result itself.
+fn model_card(r: &ModelView) -> Html {
+    let cards = r.cards.iter().map(|c| match &c.value {
+        Some(v) => html! {
+            <div class="card" data-testid={c.id.clone()}>
+                <div class="label">{ c.label.clone() }</div>
+                <div class="value">{ v.clone() }</div>
+                <div class="detail">{ c.detail.clone() }</div>
+            </div>
+        },
+        None => ratio_card(&c.id, &c.label, c.ratio, c.detail.clone()),
+    });
+    let rows = r
+        .counters
+        .iter()
+        .map(|c| counter_row(&c.name, c.value, c.meaning.clone()));
     html! {
         <div data-testid="model-result" data-model={r.request.model.name()}>
-            <div class="cards">{ cards }</div>
+            <div class="cards">{ for cards }</div>
             <table class="data-table" data-testid="model-counters">
                 <thead><tr><th>{ "counter" }</th><th>{ "value" }</th><th>{ "meaning" }</th></tr></thead>
-                <tbody>{ rows }</tbody>
+                <tbody>{ for rows }</tbody>
             </table>
             <ul class="hint" data-testid="model-assumptions">
                 { for r.assumptions.iter().map(|a| html! { <li>{ a.clone() }</li> }) }

@@ -11,7 +11,7 @@ pub use analyzer_core::job::simulate::{
 };
 
 pub use analyzer_core::job::simulate::model::{
-    KernelModel, Model, ModelOutput, ModelRequest, ModelResult,
+    KernelModel, Model, ModelOutput, ModelRequest, ModelResult, ModelView,
 };
 
 /// Most units a kernel model may hold in the tab ([`Model::with_memory_limit`]): dm-cache cache

@@ -6,7 +6,7 @@ use analyzer_core::mrc::MrcReport;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LoadError;
-use crate::worker::cache_sim::{CacheSimRequest, CacheSimResult, ModelRequest, ModelResult};
+use crate::worker::cache_sim::{CacheSimRequest, CacheSimResult, ModelRequest, ModelView};
 use crate::worker::predict::{PredictRequest, PredictResult};
 
 /// A load job's id; the UI ignores messages for jobs it has cancelled or replaced.
@@ -116,10 +116,11 @@ pub enum Response {
         job: JobId,
         error: String,
     },
-    /// The kernel model's counters of a `CacheModel` job (its failures are `CacheSimFailed`).
+    /// The kernel model's counters of a `CacheModel` job, as the page shows them (the core's
+    /// `ModelResult::view`; its failures are `CacheSimFailed`).
     CacheModeled {
         job: JobId,
-        result: Box<ModelResult>,
+        result: Box<ModelView>,
     },
     /// How far a `CacheModel` job has read (0 to 1, over its passes).
     CacheModelProgress {

@@ -412,6 +412,120 @@ impl ModelResult {
     }
 }
 
+/// A kernel model's answer as a page shows it: the hit-ratio cards, the counters under the
+/// kernel's own names with their meaning, and the assumptions. Built in the job layer
+/// ([`ModelResult::view`]) so that a host that only displays it (the web app's page, while its
+/// worker runs the job) need not decode the whole result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelView {
+    pub request: ModelRequest,
+    pub cards: Vec<ModelCard>,
+    pub counters: Vec<ModelCounter>,
+    pub assumptions: Vec<String>,
+}
+
+/// A card: a hit ratio (`ratio`; `None` when undefined) or a value in words (`value`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelCard {
+    pub id: String,
+    pub label: String,
+    pub ratio: Option<f64>,
+    pub value: Option<String>,
+    pub detail: String,
+}
+
+/// A counter as the kernel names it, its value and what it counts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelCounter {
+    pub name: String,
+    pub value: u64,
+    pub meaning: String,
+}
+
+impl ModelResult {
+    /// The page's view of this result (see [`ModelView`]).
+    pub fn view(&self) -> ModelView {
+        use crate::units::{bytes, count};
+        let ratio = |id: &str, label: &str, r: Option<f64>, detail: String| ModelCard {
+            id: id.to_owned(),
+            label: label.to_owned(),
+            ratio: r,
+            value: None,
+            detail,
+        };
+        let counter = |name: &str, value: u64, meaning: String| ModelCounter {
+            name: name.to_owned(),
+            value,
+            meaning,
+        };
+        let (cards, counters) = match &self.output {
+            ModelOutput::DmCacheSmq(d) => {
+                let s = &d.status;
+                (
+                    vec![
+                        ratio("model-read-hit-ratio", "Read hit ratio", s.read_hit_ratio(),
+                            format!("{} hits, {} misses (bio pieces)", count(s.read_hits), count(s.read_misses))),
+                        ratio("model-write-hit-ratio", "Write hit ratio", s.write_hit_ratio(),
+                            format!("{} hits, {} misses", count(s.write_hits), count(s.write_misses))),
+                        ModelCard {
+                            id: "model-origin-io".to_owned(),
+                            label: "Origin I/O".to_owned(),
+                            ratio: None,
+                            value: Some(format!("{} reads", count(d.origin.read_ops))),
+                            detail: format!("{} writes; {} and {}", count(d.origin.write_ops),
+                                bytes(d.origin.read_bytes), bytes(d.origin.write_bytes)),
+                        },
+                    ],
+                    vec![
+                        counter("read_hits", s.read_hits, "read bio pieces served by the cache".into()),
+                        counter("read_misses", s.read_misses, "read bio pieces sent to the origin".into()),
+                        counter("write_hits", s.write_hits, "write bio pieces to cached blocks".into()),
+                        counter("write_misses", s.write_misses, "write bio pieces sent to the origin".into()),
+                        counter("demotions", s.demotions, "blocks moved out of the cache".into()),
+                        counter("promotions", s.promotions, format!("blocks copied into the cache ({} whole-block writes promoted with their bio)", count(s.overwrite_promotions))),
+                        counter("dirty", s.dirty, "dirty blocks at the end of the trace".into()),
+                        counter("writebacks", s.writebacks, "dirty blocks written back to the origin".into()),
+                        counter("resident_blocks", s.resident_blocks, format!("of {} cache blocks in use at the end", count(d.cache_blocks))),
+                        counter("cache_device_reads", d.cache_device.read_ops, bytes(d.cache_device.read_bytes)),
+                        counter("cache_device_writes", d.cache_device.write_ops, bytes(d.cache_device.write_bytes)),
+                    ],
+                )
+            }
+            ModelOutput::Bcache(b) => {
+                let s = &b.stats;
+                (
+                    vec![
+                        ratio("model-cache-hit-ratio", "cache_hit_ratio", s.cache_hit_ratio(),
+                            format!("{} hits, {} misses (reads, bypassed ones excluded)", count(s.cache_hits), count(s.cache_misses))),
+                        ratio("model-read-hit-ratio", "Reads served by the cache", s.read_hit_ratio(),
+                            "bypassed reads included".into()),
+                        ratio("model-bypass-ratio", "Reads bypassed", s.read_bypass_ratio(),
+                            format!("{} bypassed in all (reads and writes)", bytes(s.bypassed_bytes))),
+                    ],
+                    vec![
+                        counter("cache_hits", s.cache_hits, "reads wholly cached".into()),
+                        counter("cache_misses", s.cache_misses, "reads not wholly cached".into()),
+                        counter("cache_bypass_hits", s.cache_bypass_hits, "bypassed reads served from the cache".into()),
+                        counter("cache_bypass_misses", s.cache_bypass_misses, "bypassed reads from the backing device".into()),
+                        counter("cache_miss_collisions", s.cache_miss_collisions, "read-miss insertions dropped by a racing write".into()),
+                        counter("bypassed", s.bypassed_bytes, format!("bytes bypassed, reads and writes ({})", bytes(s.bypassed_bytes))),
+                        counter("writes", s.writes, format!("{} inserted dirty, {} clean, {} bypassed", count(s.writes_dirty), count(s.writes_clean), count(s.writes_bypassed))),
+                        counter("dirty_data", s.dirty_bytes, format!("dirty bytes at the end ({})", bytes(s.dirty_bytes))),
+                        counter("writeback", s.writeback_bytes, format!("bytes background writeback wrote to the backing device ({}, {} keys)", bytes(s.writeback_bytes), count(s.writeback_keys))),
+                        counter("cached_data", s.cached_bytes, format!("live cached bytes at the end ({}), in {} buckets", bytes(s.cached_bytes), count(b.nbuckets))),
+                    ],
+                )
+            }
+        };
+        ModelView {
+            request: self.request.clone(),
+            cards,
+            counters,
+            assumptions: self.assumptions.clone(),
+        }
+    }
+}
+
 /// See [`ModelResult::footprint`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelFootprint {
@@ -1189,6 +1303,60 @@ mod tests {
     }
 
     /// The result says which model ran and where dm-cache's origin came from.
+    /// The page's view carries the kernel's counters as the result has them, under the
+    /// kernel's names, and the result's assumptions.
+    #[test]
+    fn the_view_shows_the_results_counters() {
+        let events = trace();
+        let bc = run_events(
+            Model::new(ModelRequest {
+                mode: Some("wb".into()),
+                bucket_bytes: Some(16 << 10),
+                ..ModelRequest::new(KernelModel::Bcache, CacheSize::Bytes(64 * MIB))
+            })
+            .expect("job"),
+            &TraceHeader::default(),
+            &events,
+        )
+        .expect("run");
+        let view = bc.view();
+        let ModelOutput::Bcache(b) = &bc.output else {
+            panic!("bcache")
+        };
+        let value = |name: &str| {
+            view.counters
+                .iter()
+                .find(|c| c.name == name)
+                .map(|c| c.value)
+                .unwrap_or_else(|| panic!("{name}"))
+        };
+        assert_eq!(value("cache_hits"), b.stats.cache_hits);
+        assert_eq!(value("dirty_data"), b.stats.dirty_bytes);
+        assert_eq!(value("writeback"), b.stats.writeback_bytes);
+        assert_eq!(view.cards[0].ratio, b.stats.cache_hit_ratio());
+        assert_eq!(
+            (&view.request, &view.assumptions),
+            (&bc.request, &bc.assumptions)
+        );
+        let dm = run_events(
+            Model::new(ModelRequest::new(
+                KernelModel::DmCacheSmq,
+                CacheSize::Bytes(64 * MIB),
+            ))
+            .expect("job"),
+            &TraceHeader::default(),
+            &events,
+        )
+        .expect("run");
+        let view = dm.view();
+        let ModelOutput::DmCacheSmq(d) = &dm.output else {
+            panic!("dm-cache")
+        };
+        let promotions = view.counters.iter().find(|c| c.name == "promotions");
+        assert_eq!(promotions.map(|c| c.value), Some(d.status.promotions));
+        assert_eq!(view.cards[0].ratio, d.status.read_hit_ratio());
+    }
+
     #[test]
     fn the_assumptions_name_the_model_and_the_origins_source() {
         let events = trace();
