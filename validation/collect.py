@@ -79,6 +79,11 @@ def workloads(path):
                         sector = starts.pop(0)
                     cur["trace"].append(
                         f"{m['pre']}block_bio_complete: {dev} {m['rwbs']} {sector} + {m['len']} [0]")
+            elif "bcache_bypass_congested:" in line or "bcache_bypass_sequential:" in line:
+                # bcache's own bypass decisions (check_should_bypass), one line per bio.
+                ev = re.search(r"bcache_bypass_(\w+):", line).group(1)
+                cur.setdefault("bypass_events", {}).setdefault(ev, 0)
+                cur["bypass_events"][ev] += 1
             elif "bcache_alloc_fail:" in line:
                 cur.setdefault("alloc_fail", []).append(line)
             elif "bcache_journal_write:" in line or "bcache_gc_start:" in line \
@@ -111,7 +116,7 @@ def quantiles(xs):
     return {"n": len(xs), "p25": q(0.25), "median": q(0.5), "p75": q(0.75)}
 
 
-def cache_device(lines, bucket_sectors):
+def cache_device(lines, bucket_sectors, read_threshold_us=0, write_threshold_us=0):
     """What bcache asked of its cache device (ALLOCTRACE runs): its metadata writes (REQ_META:
     prio/gen buckets, whole buckets; journal entries, with a flush/FUA), their latencies
     (block_bio_queue to block_bio_complete, µs) and the allocator's refill time: from each prio
@@ -136,6 +141,7 @@ def cache_device(lines, bucket_sectors):
     prio = [d for d in meta if d[3] == bucket_sectors]
     journal = [d for d in meta if d[3] < bucket_sectors]
     data = [d for d in done if "W" in d[2] and "M" not in d[2]]
+    reads = [d for d in done if "R" in d[2]]
     refill = []
     for q, _, _, _ in prio:
         after = [c for (jq, c, _, _) in journal if jq >= q]
@@ -145,7 +151,16 @@ def cache_device(lines, bucket_sectors):
             "prio_write_us": quantiles([c - q for q, c, _, _ in prio]),
             "journal_write_us": quantiles([c - q for q, c, _, _ in journal]),
             "data_write_us": quantiles([c - q for q, c, _, _ in data]),
-            "refill_us": quantiles(refill)}
+            "refill_us": quantiles(refill),
+            "data_reads": len(reads), "data_read_us": quantiles([c - q for q, c, _, _ in reads]),
+            # What bcache's congestion accounting (bch_bbio_count_io_errors) compares with its
+            # thresholds: local_clock_us() is nanoseconds >> 10, so a threshold of T "us" is
+            # T * 1.024 µs. Every cache-device bio is counted here, metadata included (the
+            # kernel counts data and btree bios, not journal or prio writes).
+            "reads_over_threshold": sum(1 for q, c, _, _ in reads
+                                        if read_threshold_us and c - q > read_threshold_us * 1.024),
+            "writes_over_threshold": sum(1 for q, c, r, _ in done if "W" in r and write_threshold_us
+                                         and c - q > write_threshold_us * 1.024)}
 
 
 def rw_of(rwbs):
@@ -235,12 +250,19 @@ def main():
                "params": p, "bios": nbios, "trace_overruns": w["overruns"],
                "counters": counters}
         if cachedev:
-            rec["cache_device"] = cache_device(cachedev, int(p["bucket_bytes"]) // 512)
+            rec["cache_device"] = cache_device(
+                cachedev, int(p["bucket_bytes"]) // 512,
+                int(p.get("congested_read_threshold_us", 0) or 0),
+                int(p.get("congested_write_threshold_us", 0) or 0))
         if "alloc_fail" in w or "bcache_events" in w:
             # bcache_alloc_fail: a bucket allocation that found its free lists empty and did
             # not wait (a read-miss insertion, a write-through write: dropped or invalidated).
             rec["allocator"] = dict(w.get("bcache_events", {}),
                                     alloc_fail=len(w.get("alloc_fail", [])))
+        if "bypass_events" in w:
+            # bcache_bypass_sequential / bcache_bypass_congested tracepoints: bios bypassed
+            # for each reason (reads and writes).
+            rec["bypass_events"] = dict(sorted(w["bypass_events"].items()))
         if members:
             rec["members_bios"] = dict(sorted(members.items()))
         if before and after:

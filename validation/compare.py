@@ -106,6 +106,15 @@ def bcache(bs, d, lab):
         # The measured metadata write latency: the refill (a prio write, then a journal write)
         # lasts the sum of the two medians.
         cmd += ["--cache-write-latency", f"{(prio + journal) / 2:.0f}us"]
+    # The run's congestion thresholds (older runs set both to 0 and say so in
+    # `congested_thresholds_us`); with them on, the cache device's read latency is the median
+    # the run measured on it.
+    rt = int(p.get("congested_read_threshold_us", 0) or 0)
+    wt = int(p.get("congested_write_threshold_us", 0) or 0)
+    cmd += ["--congested-read-threshold-us", str(rt), "--congested-write-threshold-us", str(wt)]
+    read = (c.get("data_read_us") or {}).get("median")
+    if (rt or wt) and read:
+        cmd += ["--cache-read-latency", f"{read:.0f}us"]
     if "attached_before_first_bio_s" in p:
         # When the backing device was attached: the writeback rate's 5 s updates run from then.
         cmd += ["--attached-before", f"{p['attached_before_first_bio_s']}s"]
@@ -127,6 +136,10 @@ def bcache(bs, d, lab):
                      pts(kr, mr)))
     for i, what in enumerate(("hits", "misses", "bypass hits", "bypass misses")):
         rows.append((what, kc[i], mc[i], rel(kc[i], mc[i])))
+    if rt or wt:
+        kb = (lab.get("bypass_events") or {}).get("congested", 0)
+        rows.append(("congested bypasses", kb, s.get("bypassed_congested", 0),
+                     rel(kb, s.get("bypassed_congested", 0))))
     rows.append(("miss collisions", k["miss_collisions"], s["cache_miss_collisions"],
                  rel(k["miss_collisions"], s["cache_miss_collisions"])))
     if "allocator" in lab:

@@ -206,7 +206,9 @@ def simulate(
     ``footprint`` for a size given as a percentage, ``result``, ``assumptions``); the generic approximations are
     ``"dm-cache-approx"`` and ``"bcache-approx"``. Its settings are the CLI's flags in
     snake_case (``seq_cutoff``, ``bucket_size``, ``qd``, ``cache_write_latency``,
-    ``writeback_percent``, ``idle_after``, ``attached_before``, ``origin_size``,
+    ``writeback_percent``, ``idle_after``, ``attached_before``,
+    ``congested_read_threshold_us``, ``congested_write_threshold_us``, ``cache_read_latency``,
+    ``origin_size``,
     ``created_before``, ``bio_latency``, ``migration_time``; ``line_size`` is dm-cache's block
     size)."""
     return _run(

@@ -99,6 +99,14 @@ def test_product_names_select_the_kernel_models(sample, cli):
     assert wb == cli("simulate", sample, "--preset", "bcache", "--cache-size", "64MiB",
                      "--bucket-size", "16KiB", "--mode", "wb", "--idle-after", "60s", "--json")
     assert wb["result"]["stats"]["dirty_bytes"] == 0
+    # The congestion bypass's settings, as the CLI takes them.
+    slow = blocksight.simulate(sample, preset="bcache", cache_size="64MiB", bucket_size="16KiB",
+                               cache_read_latency="5ms", congested_read_threshold_us=1000)
+    assert slow == cli("simulate", sample, "--preset", "bcache", "--cache-size", "64MiB",
+                       "--bucket-size", "16KiB", "--cache-read-latency", "5ms",
+                       "--congested-read-threshold-us", "1000", "--json")
+    with pytest.raises(ValueError, match="kernels' own models"):
+        blocksight.simulate(sample, preset="bcache-approx", cache_size="64MiB", cache_read_latency="5ms")
 
 
 def test_md_members_equals_cli(sample, cli):

@@ -272,6 +272,29 @@ fn check_bcache(dir: &Path, lab: &Value) -> Vec<String> {
         extra.push("--cache-write-latency".to_string());
         extra.push(format!("{:.0}us", (prio + journal) / 2.0));
     }
+    // The congestion thresholds the run had (older runs set both to 0 and recorded
+    // `congested_thresholds_us`); with them on, the cache device's read latency is the median
+    // the run measured on it (its data reads, block_bio_queue to block_bio_complete).
+    let threshold = |key: &str| {
+        p[key]
+            .as_f64()
+            .or_else(|| p[key].as_str().and_then(|s| s.parse().ok()))
+            .unwrap_or(0.0) as u64
+    };
+    let (read_us, write_us) = (
+        threshold("congested_read_threshold_us"),
+        threshold("congested_write_threshold_us"),
+    );
+    extra.extend([
+        "--congested-read-threshold-us".to_string(),
+        read_us.to_string(),
+        "--congested-write-threshold-us".to_string(),
+        write_us.to_string(),
+    ]);
+    if let (true, Some(read)) = (read_us + write_us > 0, c["data_read_us"]["median"].as_f64()) {
+        extra.push("--cache-read-latency".to_string());
+        extra.push(format!("{read:.0}us"));
+    }
     let args: Vec<String> = vec![
         "simulate".to_string(),
         "--preset".into(),
@@ -340,6 +363,19 @@ fn check_bcache(dir: &Path, lab: &Value) -> Vec<String> {
             ("read bypass ratio", ratio(c[2] + c[3], c[0] + c[1])),
         ]
     };
+    // bcache's own bypass tracepoints (runs since the congestion run): the share of bios
+    // bypassed as congested, within the hit ratios' target.
+    // Runs with the thresholds on traced `bcache_bypass_congested` (none recorded: 0).
+    if read_us + write_us > 0 {
+        let kc = lab["bypass_events"]["congested"].as_f64().unwrap_or(0.0);
+        let bios = num(lab, "bios").max(1.0);
+        let mc = num(s, "bypassed_congested");
+        if ((mc - kc) / bios * 100.0).abs() > HIT_RATIO_POINTS {
+            failures.push(format!(
+                "{name}: congested bypasses kernel {kc} model {mc} of {bios} bios"
+            ));
+        }
+    }
     for ((what, kv), (_, mv)) in measures(&kernel).into_iter().zip(measures(&modelled)) {
         match (kv, mv) {
             (Some(kv), Some(mv)) if ((mv - kv) * 100.0).abs() > HIT_RATIO_POINTS => {
@@ -393,7 +429,10 @@ const KNOWN_OUTSIDE: &[&str] = &[
     "bc-wb-64m-mix-co0: read hit ratio",
     "bc-wb-64m-mix-co0-ct: cache_hit_ratio",
     "bc-wb-64m-mix-co0-ct: read hit ratio",
+    "bc-wb-128m-mix-cgd2: cache_hit_ratio",
+    "bc-wb-64m-mix-co0-cgd2: cache_hit_ratio",
     "bc-wb-64m-randwrite192m-idle: dirty data",
+    "bc-wb-64m-z12-rw70-co0-cgd3: cache_hit_ratio",
     "bc-wt-128m-seqwrite96m-read-co0: cache_hit_ratio",
     "bc-wt-128m-seqwrite96m-read-co0: read hit ratio",
     "bc-wt-128m-seqwrite96m-read-co0-ct: cache_hit_ratio",

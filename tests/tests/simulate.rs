@@ -372,6 +372,33 @@ fn issue_10_product_names_run_the_kernel_models() {
     assert_eq!(approx["runs"][0]["preset"], "dm-cache-approx");
 }
 
+/// `simulate --preset bcache --mode wb --bucket-size 64KiB --json` of `path` with a cache of
+/// `cache` and `extra` flags; its JSON.
+fn bcache_wb_json(path: &str, cache: &str, extra: &[&str]) -> serde_json::Value {
+    let mut a = vec![
+        "simulate",
+        path,
+        "-q",
+        "--preset",
+        "bcache",
+        "--mode",
+        "wb",
+        "--cache-size",
+        cache,
+        "--bucket-size",
+        "64KiB",
+        "--json",
+    ];
+    a.extend_from_slice(extra);
+    let out = blocksight_tests::run_blocksight(&a);
+    assert!(
+        out.status.success(),
+        "{extra:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 /// Issue 10: bcache's background writeback (the rate controller towards `writeback_percent`,
 /// the thread's passes, the maximum rate after about 30 s idle) through the CLI, and the kernel
 /// models' own flags refused by the generic simulator instead of ignored.
@@ -399,31 +426,7 @@ fn issue_10_bcache_writeback_runs_on_after_the_trace_and_model_flags_are_not_ign
     }
     std::fs::write(&csv, text).expect("csv");
     let path = csv.display().to_string();
-    let run = |extra: &[&str]| -> serde_json::Value {
-        let mut a = vec![
-            "simulate",
-            path.as_str(),
-            "-q",
-            "--preset",
-            "bcache",
-            "--mode",
-            "wb",
-            "--cache-size",
-            "64MiB",
-            "--bucket-size",
-            "64KiB",
-            "--json",
-        ];
-        a.extend_from_slice(extra);
-        let out = blocksight_tests::run_blocksight(&a);
-        assert!(
-            out.status.success(),
-            "{extra:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")["result"]["stats"]
-            .clone()
-    };
+    let run = |extra: &[&str]| bcache_wb_json(&path, "64MiB", extra)["result"]["stats"].clone();
     let at_end = run(&[]);
     let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k}: {v}"));
     let (dirty, written) = (n(&at_end, "dirty_bytes"), n(&at_end, "writeback_bytes"));
@@ -463,4 +466,58 @@ fn issue_10_bcache_writeback_runs_on_after_the_trace_and_model_flags_are_not_ign
         );
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Issue 10: bcache's congestion bypass through the CLI, on a lab run whose cache device was
+/// slow (`bc-wb-128m-z099-rw60-cgd3`: reads delayed 3 ms, a measured median of 7.1 ms): with
+/// that latency the model bypasses most bios as congested, as the kernel did (18,360 of
+/// 19,605); without a latency (a healthy cache device) or with the thresholds at 0, none.
+#[test]
+fn issue_10_bcache_congestion_bypass_follows_the_cache_device_latency() {
+    let bios = blocksight_tests::workspace_root()
+        .join("tests/data/lab/bc-wb-128m-z099-rw60-cgd3/bios.bst")
+        .display()
+        .to_string();
+    let run = |extra: &[&str]| bcache_wb_json(&bios, "128MiB", extra);
+    let slow = run(&["--cache-read-latency", "7ms"]);
+    let s = &slow["result"]["stats"];
+    let congested = s["bypassed_congested"]
+        .as_u64()
+        .expect("bypassed_congested");
+    assert!(congested > 15_000, "{s}");
+    assert!(s["congested_ios"].as_u64().expect("congested_ios") > 100);
+    let assumptions = slow["assumptions"].to_string();
+    assert!(
+        assumptions.contains("congested_read_threshold_us 2000") && assumptions.contains("7.0 ms"),
+        "{assumptions}"
+    );
+    let healthy = run(&[]);
+    assert_eq!(healthy["result"]["stats"]["bypassed_congested"], 0);
+    let off = run(&[
+        "--cache-read-latency",
+        "7ms",
+        "--congested-read-threshold-us",
+        "0",
+        "--congested-write-threshold-us",
+        "0",
+    ]);
+    assert_eq!(off["result"]["stats"]["bypassed_congested"], 0);
+    assert_eq!(
+        off["result"]["stats"]["cache_hits"],
+        healthy["result"]["stats"]["cache_hits"]
+    );
+    // The generic simulator refuses the model's flags.
+    let out = blocksight_tests::run_blocksight([
+        "simulate",
+        bios.as_str(),
+        "-q",
+        "--cache-size",
+        "64MiB",
+        "--cache-read-latency",
+        "7ms",
+    ]);
+    assert!(
+        !out.status.success()
+            && String::from_utf8_lossy(&out.stderr).contains("kernels' own models")
+    );
 }

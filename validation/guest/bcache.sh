@@ -3,7 +3,8 @@
 # disk vde; cache device = a dm-linear slice of null_blk (CACHE_MIB MiB), made with make-bcache's
 # defaults written out (64 KiB buckets: 6.1 refuses a cache of fewer than 513 buckets, "nbuckets is too small"; 512 B blocks). cache_mode and sequential_cutoff are set per
 # workload; the congestion thresholds are set to 0 (the lab README: under TCG the emulated cache is
-# slower than bcache's congestion thresholds, so it would bypass as "congested"), readahead stays 0,
+# slower than bcache's congestion thresholds, so it would bypass as "congested") unless CONGEST=1
+# or CDELAY=MS keep the kernel's defaults (CDELAY also delays the cache device's reads), readahead stays 0,
 # writeback_percent 10 (defaults). Records the bios bcache0 was asked to serve (block_bio_queue on
 # bcache0), bcache's own per-bio tracepoints (bcache_read / bcache_write / bypass_sequential, for
 # diagnosis; collect.py ignores them), stats_total/* (read after the 5 s accounting timer has
@@ -28,9 +29,18 @@ bcstat() { awk '{print $1, $3, $5, $7}' /sys/block/$1/stat; }
 bc() {
   n=$1 mode=$2 cutoff=$3 cmib=$4; shift 4
   if [ -n "$ONLY" ] && ! echo ",$ONLY," | grep -q ",$n,"; then unset J2 P2 RT IDLE; return; fi
+  # CONGEST=1: the kernel's default congestion thresholds stay; the run is filed as NAME-cg.
+  [ -n "$CONGEST" ] && n="$n-cg"
+  # CDELAY=MS: the cache device's reads are delayed MS ms (dm-delay over null_blk, writes not
+  # delayed), so that bcache's congestion accounting sees slow reads; filed as NAME-cgdMS.
+  [ -n "$CDELAY" ] && n="$n-cgd$CDELAY"
   dd if=/dev/zero of=/dev/vde bs=1M count=4 2>/dev/null
   dd if=/dev/zero of=/dev/nullb0 bs=1M count=4 2>/dev/null
-  dmsetup create cdata --table "0 $((cmib * 2048)) linear /dev/nullb0 0"
+  if [ -n "$CDELAY" ]; then
+    dmsetup create cdata --table "0 $((cmib * 2048)) delay /dev/nullb0 0 $CDELAY /dev/nullb0 0 0"
+  else
+    dmsetup create cdata --table "0 $((cmib * 2048)) linear /dev/nullb0 0"
+  fi
   dmsetup mknodes
   make-bcache --wipe-bcache --bucket $BUCKET --block 512 -B /dev/vde -C /dev/mapper/cdata > /tmp/mk.txt 2>&1 || { echo "### MAKE-BCACHE FAILED $n"; cat /tmp/mk.txt; }
   echo /dev/mapper/cdata > /sys/fs/bcache/register
@@ -48,18 +58,22 @@ bc() {
   S=/sys/block/bcache0/bcache
   echo "$mode" > $S/cache_mode
   echo "$cutoff" > $S/sequential_cutoff
-  echo 0 > /sys/fs/bcache/$cset/congested_read_threshold_us
-  echo 0 > /sys/fs/bcache/$cset/congested_write_threshold_us
+  if [ -z "$CONGEST" ] && [ -z "$CDELAY" ]; then
+    echo 0 > /sys/fs/bcache/$cset/congested_read_threshold_us
+    echo 0 > /sys/fs/bcache/$cset/congested_write_threshold_us
+  fi
+  crt=$(cat /sys/fs/bcache/$cset/congested_read_threshold_us)
+  cwt=$(cat /sys/fs/bcache/$cset/congested_write_threshold_us)
   set -- $(majmin bcache0) "$@"
   maj=$1 min=$2; shift 2
   nb=$(cat /sys/fs/bcache/$cset/cache0/nbuckets 2>/dev/null)
   begin "$n" product=bcache mode=$mode sequential_cutoff=$cutoff cache_bytes=$((cmib << 20)) \
     bucket_bytes=$(( 64 * 1024 )) nbuckets=$nb backing_bytes=$(( $(blockdev --getsz /dev/bcache0) * 512 )) \
-    writeback_percent=$(cat $S/writeback_percent) readahead_cache_policy=$(cat $S/readahead_cache_policy 2>/dev/null) congested_thresholds_us=0 \
-    dev=$maj,$min fio="$*" job2="$J2" phase2="$P2"
+    writeback_percent=$(cat $S/writeback_percent) readahead_cache_policy=$(cat $S/readahead_cache_policy 2>/dev/null) congested_read_threshold_us=$crt congested_write_threshold_us=$cwt \
+    cache_read_delay_ms=${CDELAY:-0} dev=$maj,$min fio="$*" job2="$J2" phase2="$P2"
   b0=$(bcstat vde) c0=$(bcstat dm-0)
   filt="dev == $(devt $maj $min)"
-  BCEV="bcache_read bcache_write bcache_bypass_sequential bcache_invalidate bcache_gc_end"
+  BCEV="bcache_read bcache_write bcache_bypass_sequential bcache_bypass_congested bcache_invalidate bcache_gc_end"
   if [ -n "$ALLOCTRACE" ]; then
     # Also the cache device's (dm-0) and the backing device's (vde) bios with completions,
     # bcache0's request ends (its bios' completions), and the allocator's events.

@@ -66,8 +66,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{IoEvent, Op};
 
+pub mod congestion;
 pub mod writeback;
 
+use congestion::Congestion;
 use writeback::Writeback;
 
 /// `writeback_percent`'s default: the share of the cache the writeback rate aims to keep dirty.
@@ -166,6 +168,29 @@ pub struct BcacheConfig {
     /// writeback rate is updated every 5 s from then. `None`: 5 s after the first bio first.
     #[serde(default)]
     pub attached_before_nanos: Option<u64>,
+    /// `congested_read_threshold_us` and `congested_write_threshold_us` (the cache set's sysfs
+    /// files; the kernel's defaults 2,000 and 20,000): a cache-device bio slower than its
+    /// direction's threshold makes the set "congested" ([`congestion`]); 0 turns that
+    /// direction's accounting off, both 0 the congestion bypass.
+    #[serde(default = "default_read_threshold_us")]
+    pub congested_read_threshold_us: u64,
+    #[serde(default = "default_write_threshold_us")]
+    pub congested_write_threshold_us: u64,
+    /// The cache device's latency for a data read (a hit); `None`: below the read threshold.
+    /// Data writes take `metadata_write_nanos`. (A trace's own bio latencies are not used: a
+    /// bio's latency is the cache device's only if the kernel served it from the cache, and a
+    /// model that hits where the kernel bypassed would take a backing read's latency for a
+    /// cache read; docs/validation.md.)
+    #[serde(default)]
+    pub cache_read_nanos: Option<u64>,
+}
+
+fn default_read_threshold_us() -> u64 {
+    congestion::DEFAULT_READ_THRESHOLD_US
+}
+
+fn default_write_threshold_us() -> u64 {
+    congestion::DEFAULT_WRITE_THRESHOLD_US
 }
 
 impl BcacheConfig {
@@ -180,6 +205,9 @@ impl BcacheConfig {
             metadata_write_nanos: None,
             writeback_percent: DEFAULT_WRITEBACK_PERCENT,
             attached_before_nanos: None,
+            congested_read_threshold_us: congestion::DEFAULT_READ_THRESHOLD_US,
+            congested_write_threshold_us: congestion::DEFAULT_WRITE_THRESHOLD_US,
+            cache_read_nanos: None,
         }
     }
 
@@ -277,6 +305,15 @@ pub struct BcacheStats {
     pub writeback_rate_sectors: Option<i64>,
     /// Live cached bytes at the end.
     pub cached_bytes: u64,
+    /// Bios bypassed as part of a sequential stream (the kernel's `bcache_bypass_sequential`
+    /// tracepoint) and because the cache set was congested (`bcache_bypass_congested`).
+    #[serde(default)]
+    pub bypassed_sequential: u64,
+    #[serde(default)]
+    pub bypassed_congested: u64,
+    /// Cache-device bios slower than their direction's congestion threshold.
+    #[serde(default)]
+    pub congested_ios: u64,
 }
 
 impl BcacheStats {
@@ -383,6 +420,8 @@ pub struct BcacheModel {
     timing: Option<AllocTiming>,
     /// Background writeback (write-back mode).
     writeback: Option<Writeback>,
+    /// The congestion bypass's state (`c->congested`), fed by the cache device's completions.
+    congestion: Congestion,
     /// Live dirty sectors (`bcache_dev_sectors_dirty`).
     dirty_sectors: u64,
     /// Buckets the last GC found unavailable (dirty or metadata): `nbuckets - avail_nbuckets`.
@@ -559,6 +598,10 @@ impl BcacheModel {
                 .map(|l| AllocTiming::new(l.saturating_mul(2), fifo_size(free), free_inc)),
             writeback: (cfg.mode == BcacheMode::WriteBack)
                 .then(|| Writeback::new(cfg.writeback_percent, cfg.attached_before_nanos)),
+            congestion: Congestion::new(
+                cfg.congested_read_threshold_us,
+                cfg.congested_write_threshold_us,
+            ),
             dirty_sectors: 0,
             gc_unavailable_buckets: 0,
             writeback_log: None,
@@ -606,11 +649,13 @@ impl BcacheModel {
         {
             return true;
         }
-        if self.cfg.sequential_cutoff_bytes == 0 {
+        let now = e.time_nanos;
+        // bch_get_congested(): 0, or the stream length (sectors) from which bios bypass.
+        let congested = self.congestion.limit(now);
+        if congested == 0 && self.cfg.sequential_cutoff_bytes == 0 {
             self.rescale(sectors);
             return false;
         }
-        let now = e.time_nanos;
         let pid = e.pid.unwrap_or(0);
         let found = self
             .streams
@@ -647,7 +692,12 @@ impl BcacheModel {
         let t = self.tasks.entry(pid).or_default();
         t.sequential_io = seq;
         let len = t.sequential_io.max(t.sequential_io_avg) >> 9;
-        if len >= self.cfg.sequential_cutoff_bytes >> 9 {
+        if self.cfg.sequential_cutoff_bytes > 0 && len >= self.cfg.sequential_cutoff_bytes >> 9 {
+            self.stats.bypassed_sequential += 1;
+            return true;
+        }
+        if congested > 0 && len >= congested {
+            self.stats.bypassed_congested += 1;
             return true;
         }
         self.rescale(sectors);
@@ -858,8 +908,9 @@ impl BcacheModel {
         o
     }
 
-    /// The cached pieces and holes of `[start, end)`; touches the buckets read from.
-    fn lookup(&mut self, start: u64, end: u64) -> (bool, Option<(u64, u64)>) {
+    /// Whether `[start, end)` is wholly cached, its first hole, and how many cached pieces are
+    /// read from the cache device (one bio each); touches the buckets read from.
+    fn lookup(&mut self, start: u64, end: u64) -> (bool, Option<(u64, u64)>, usize) {
         let mut at = start;
         let mut first_hole = None;
         let mut full = true;
@@ -886,11 +937,26 @@ impl BcacheModel {
             full = false;
             first_hole.get_or_insert((at, end));
         }
+        let pieces = hit_buckets.len();
         for b in hit_buckets {
             let tick = self.tick;
             self.buckets[b as usize].touched = tick;
         }
-        (full, first_hole)
+        (full, first_hole, pieces)
+    }
+
+    /// A data bio to the cache device at `now` ([`congestion`]), taking the configured latency
+    /// of its direction (none: below the threshold).
+    fn cache_io(&mut self, now: u64, write: bool) {
+        if !self.congestion.enabled() {
+            return;
+        }
+        let latency = if write {
+            self.cfg.metadata_write_nanos
+        } else {
+            self.cfg.cache_read_nanos
+        };
+        self.congestion.submit(now, latency.unwrap_or(0), write);
     }
 
     /// Inserts the read misses whose backing reads completed by `now` (a time, or with
@@ -914,6 +980,7 @@ impl BcacheModel {
             if collided {
                 self.stats.cache_miss_collisions += 1;
             } else {
+                self.cache_io(at.unwrap_or(done), true);
                 self.insert(pid, hs, he, false, at.unwrap_or(done));
             }
         }
@@ -956,7 +1023,11 @@ impl BcacheModel {
         match e.op {
             Op::Read => {
                 self.stats.reads += 1;
-                let (full, hole) = self.lookup(start, end);
+                let (full, hole, pieces) = self.lookup(start, end);
+                // The cached pieces are read from the cache device, one bio each.
+                for _ in 0..pieces {
+                    self.cache_io(e.time_nanos, false);
+                }
                 match (full, bypass) {
                     (true, false) => self.stats.cache_hits += 1,
                     (true, true) => self.stats.cache_bypass_hits += 1,
@@ -981,7 +1052,10 @@ impl BcacheModel {
                             let n = self.submitted.get(&pid).copied().unwrap_or(0);
                             self.pending.push((n + u64::from(qd), pid, hs, he, false));
                         }
-                        _ => self.insert(pid, hs, he, false, e.time_nanos),
+                        _ => {
+                            self.cache_io(e.time_nanos, true);
+                            self.insert(pid, hs, he, false, e.time_nanos)
+                        }
                     }
                 }
             }
@@ -997,10 +1071,12 @@ impl BcacheModel {
                     && self.in_use_percent <= CUTOFF_WRITEBACK_SYNC
                 {
                     self.stats.writes_dirty += 1;
+                    self.cache_io(e.time_nanos, true);
                     self.insert(pid, start, end, true, e.time_nanos);
                     self.writeback_dirty_added(e.time_nanos);
                 } else {
                     self.stats.writes_clean += 1;
+                    self.cache_io(e.time_nanos, true);
                     self.insert(pid, start, end, false, e.time_nanos);
                 }
             }
@@ -1045,6 +1121,8 @@ impl BcacheModel {
         let at = self.last_time;
         self.complete_pending(u64::MAX, None, Some(at));
         self.stats.writeback_rate_sectors = self.writeback.as_ref().and_then(|w| w.rate());
+        self.congestion.complete_until(u64::MAX);
+        self.stats.congested_ios = self.congestion.slow_ios;
         let mut cached = 0;
         let mut dirty = 0;
         for b in &self.buckets {
@@ -1141,7 +1219,52 @@ mod tests {
             metadata_write_nanos: None,
             writeback_percent: DEFAULT_WRITEBACK_PERCENT,
             attached_before_nanos: None,
+            congested_read_threshold_us: congestion::DEFAULT_READ_THRESHOLD_US,
+            congested_write_threshold_us: congestion::DEFAULT_WRITE_THRESHOLD_US,
+            cache_read_nanos: None,
         }
+    }
+
+    /// Re-reads a cached 1 MiB region 4 KiB at a time (pid 1, every hit a random-looking
+    /// 8-sector stream after the first pass), with a 64 KiB sequential reader (pid 2) beside
+    /// it over new data. Returns the stats.
+    fn congestion_run(c: &BcacheConfig) -> BcacheStats {
+        let mut m = BcacheModel::new(c).unwrap();
+        let mut t = 0;
+        // Fill: one read miss per 4 KiB block, inserted at once.
+        for b in 0..256u64 {
+            m.observe(&ev(t, Op::Read, (b * 37 % 256) * 4096, 4096, 1));
+            t += 1;
+        }
+        for k in 0..2000u64 {
+            m.observe(&ev(t, Op::Read, (k * 101 % 256) * 4096, 4096, 1));
+            m.observe(&ev(t, Op::Read, 512 * MIB + k * 65536, 65536, 2));
+            t += 1;
+        }
+        m.finish().stats
+    }
+
+    #[test]
+    fn slow_cache_reads_make_bcache_bypass_as_congested() {
+        // A fast cache device (or none given): never congested.
+        let c = cfg(BcacheMode::WriteThrough, 0);
+        let fast = congestion_run(&c);
+        assert_eq!((fast.bypassed_congested, fast.congested_ios), (0, 0));
+        assert_eq!(fast.cache_bypass_misses, 0);
+        // 5 ms cache reads: each hit takes 4 of the kernel's milliseconds off `congested` and
+        // only the fills' fast writes add one back, so the limit soon reaches 1 sector and the
+        // sequential reader's 64 KiB bios bypass, as the random re-reads do once their task's
+        // average stream is long enough.
+        let mut slow_cfg = c.clone();
+        slow_cfg.cache_read_nanos = Some(5_000_000);
+        let slow = congestion_run(&slow_cfg);
+        assert!(slow.congested_ios >= 1900, "{slow:?}");
+        assert!(slow.bypassed_congested > 1000, "{slow:?}");
+        assert!(slow.cache_bypass_misses > 1000, "{slow:?}");
+        // Thresholds at 0 turn it off whatever the latency.
+        slow_cfg.congested_read_threshold_us = 0;
+        slow_cfg.congested_write_threshold_us = 0;
+        assert_eq!(congestion_run(&slow_cfg), fast);
     }
 
     #[test]

@@ -71,10 +71,11 @@ pub struct Args {
     /// miss is inserted after the task's next N bios, so writes in between collide with it.
     #[arg(long = "qd", value_name = "N")]
     pub qd: Option<u32>,
-    /// bcache: the cache device's latency for one synchronous metadata write (default: none,
-    /// buckets always ready). The allocator makes each batch of buckets usable after two
-    /// such writes (gens, then journal); read-miss insertions and write-through writes that
-    /// find no bucket ready meanwhile are not cached.
+    /// bcache: the cache device's latency for one write (default: none, buckets always
+    /// ready). The allocator makes each batch of buckets usable after two synchronous
+    /// metadata writes (gens, then journal); read-miss insertions and write-through writes
+    /// that find no bucket ready meanwhile are not cached. Data writes slower than
+    /// --congested-write-threshold-us congest the cache.
     #[arg(long = "cache-write-latency", value_name = "DURATION")]
     pub cache_write_latency: Option<String>,
     /// bcache, write-back: `writeback_percent` (default 10), the share of the cache background
@@ -90,6 +91,19 @@ pub struct Args {
     /// bio).
     #[arg(long = "attached-before", value_name = "DURATION")]
     pub attached_before: Option<String>,
+    /// bcache: `congested_read_threshold_us` (default 2000; 0 turns reads' congestion
+    /// accounting off). A cache-device bio slower than its threshold makes bcache bypass the
+    /// cache for a while (docs/cache.md).
+    #[arg(long = "congested-read-threshold-us", value_name = "US")]
+    pub congested_read_threshold_us: Option<u64>,
+    /// bcache: `congested_write_threshold_us` (default 20000; 0 turns writes' off).
+    #[arg(long = "congested-write-threshold-us", value_name = "US")]
+    pub congested_write_threshold_us: Option<u64>,
+    /// bcache: the cache device's latency for a data read (default: below the read threshold,
+    /// so reads never congest it; --cache-write-latency is the writes'). Above
+    /// --congested-read-threshold-us, hits make bcache bypass the cache.
+    #[arg(long = "cache-read-latency", value_name = "DURATION")]
+    pub cache_read_latency: Option<String>,
     /// Exclude this leading time window from the after-warm-up figures (90s, 10m, 1h).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
@@ -117,6 +131,15 @@ pub fn request(args: &Args) -> anyhow::Result<SimulateRequest> {
         ("--writeback-percent", args.writeback_percent.is_some()),
         ("--idle-after", args.idle_after.is_some()),
         ("--attached-before", args.attached_before.is_some()),
+        (
+            "--congested-read-threshold-us",
+            args.congested_read_threshold_us.is_some(),
+        ),
+        (
+            "--congested-write-threshold-us",
+            args.congested_write_threshold_us.is_some(),
+        ),
+        ("--cache-read-latency", args.cache_read_latency.is_some()),
         ("--origin-size", args.origin_size.is_some()),
         ("--created-before", args.created_before.is_some()),
         ("--bio-latency", args.bio_latency.is_some()),
@@ -451,6 +474,9 @@ pub fn model_request(args: &Args, model: KernelModel) -> anyhow::Result<ModelReq
         writeback_percent: args.writeback_percent,
         idle_after_nanos: duration_arg(&args.idle_after, "--idle-after")?,
         attached_before_nanos: duration_arg(&args.attached_before, "--attached-before")?,
+        congested_read_threshold_us: args.congested_read_threshold_us,
+        congested_write_threshold_us: args.congested_write_threshold_us,
+        cache_read_latency_nanos: duration_arg(&args.cache_read_latency, "--cache-read-latency")?,
         block_bytes: line,
         origin_bytes: size_arg(&args.origin_size, "--origin-size")?,
         created_before_nanos: duration_arg(&args.created_before, "--created-before")?,

@@ -127,6 +127,17 @@ pub struct ModelRequest {
     /// rate updates run every 5 s from then).
     #[serde(default)]
     pub attached_before_nanos: Option<u64>,
+    /// bcache: `congested_read_threshold_us` (default 2,000; 0 turns reads' congestion
+    /// accounting off).
+    #[serde(default)]
+    pub congested_read_threshold_us: Option<u64>,
+    /// bcache: `congested_write_threshold_us` (default 20,000).
+    #[serde(default)]
+    pub congested_write_threshold_us: Option<u64>,
+    /// bcache: the cache device's latency for a data read (`None`: below the read threshold,
+    /// so reads never congest the set).
+    #[serde(default)]
+    pub cache_read_latency_nanos: Option<u64>,
     /// dm-cache: the cache block size.
     #[serde(default)]
     pub block_bytes: Option<u64>,
@@ -180,6 +191,26 @@ pub fn refuse_model_settings(given: &[&str]) -> Result<(), JobError> {
     ))
 }
 
+/// What the congestion bypass assumed, for the assumptions list.
+fn congestion_assumption(c: &BcacheConfig, s: &crate::cache::bcache::BcacheStats) -> String {
+    if c.congested_read_threshold_us == 0 && c.congested_write_threshold_us == 0 {
+        return "Congestion bypass off (both congested thresholds 0).".to_owned();
+    }
+    let latency = |configured: Option<u64>| match configured {
+        Some(l) => crate::units::duration(l),
+        None => "less than the threshold (none given)".to_owned(),
+    };
+    format!(
+        "Congestion bypass with congested_read_threshold_us {} and congested_write_threshold_us {}: cache-device reads take {}, writes {}; {} cache-device bios were slower than their threshold and {} bios bypassed as congested.",
+        c.congested_read_threshold_us,
+        c.congested_write_threshold_us,
+        latency(c.cache_read_nanos),
+        latency(c.metadata_write_nanos),
+        crate::units::count(s.congested_ios),
+        crate::units::count(s.bypassed_congested),
+    )
+}
+
 /// The footprint unit of a model's cache size given as a percentage.
 fn footprint_unit_bytes(request: &ModelRequest) -> u64 {
     match request.model {
@@ -203,6 +234,9 @@ impl ModelRequest {
             writeback_percent: None,
             idle_after_nanos: None,
             attached_before_nanos: None,
+            congested_read_threshold_us: None,
+            congested_write_threshold_us: None,
+            cache_read_latency_nanos: None,
             block_bytes: None,
             origin_bytes: None,
             created_before_nanos: None,
@@ -276,6 +310,18 @@ impl ModelRequest {
                 "attached_before_nanos",
                 self.attached_before_nanos.is_some(),
             ),
+            (
+                "congested_read_threshold_us",
+                self.congested_read_threshold_us.is_some(),
+            ),
+            (
+                "congested_write_threshold_us",
+                self.congested_write_threshold_us.is_some(),
+            ),
+            (
+                "cache_read_latency_nanos",
+                self.cache_read_latency_nanos.is_some(),
+            ),
         ];
         let dmcache = [
             ("block_bytes", self.block_bytes.is_some()),
@@ -313,6 +359,13 @@ impl ModelRequest {
             c.writeback_percent = p;
         }
         c.attached_before_nanos = self.attached_before_nanos;
+        if let Some(t) = self.congested_read_threshold_us {
+            c.congested_read_threshold_us = t;
+        }
+        if let Some(t) = self.congested_write_threshold_us {
+            c.congested_write_threshold_us = t;
+        }
+        c.cache_read_nanos = self.cache_read_latency_nanos;
         c.validate().map_err(JobError::Bcache)?;
         Ok(c)
     }
@@ -817,7 +870,8 @@ impl Model {
                         }
                     ));
                 }
-                out.push("Not modelled: congestion bypass, the backing device's speed (a writeback pass takes no time), moving GC, replacement policies other than lru.".to_owned());
+                out.push(congestion_assumption(c, &r.stats));
+                out.push("Not modelled: the backing device's speed (a writeback pass takes no time), moving GC, replacement policies other than lru.".to_owned());
             }
         }
         if let Some(f) = self.footprint {
