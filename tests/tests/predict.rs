@@ -2008,3 +2008,63 @@ fn issue_10_predict_replays_the_kernels_caches_through_their_own_models() {
         stats["writes"].as_u64().expect("writes")
     );
 }
+
+/// Issue 12: `--sample SLICE/EVERY` replays the Array view's estimate (evenly spaced slices,
+/// the cache tier seeing every request) and says so; it is refused with an open-loop replay.
+#[test]
+fn cli_sample_replays_slices_as_the_array_view_estimate() {
+    let trace = data_dir().join("sample/pgbench.bst").display().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "predict",
+            trace.as_str(),
+            "-q",
+            "--layout",
+            "raid5",
+            "--disks",
+            "6",
+            "--disk",
+            "sas-10k",
+            "--qd",
+            "16",
+            "--cache-size",
+            "256MiB",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        run_blocksight(&args)
+    };
+    let out = run(&["--sample", "2048/8192"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let (replayed, all) = (
+        v["replayed_requests"].as_u64().expect("replayed"),
+        v["trace_requests"].as_u64().expect("trace_requests"),
+    );
+    // About a quarter of the requests, the cache tier's answers from the whole trace.
+    assert!(
+        replayed * 5 > all && replayed * 3 < all,
+        "{replayed} of {all}"
+    );
+    assert!(v["assumptions"].to_string().contains("an estimate"));
+    let exact: serde_json::Value =
+        serde_json::from_slice(&run(&[]).stdout).expect("JSON of the exact run");
+    assert_eq!(exact["replayed_requests"].as_u64(), Some(all));
+    for bad in [
+        &["--sample", "5"][..],
+        &["--sample", "4096/2048"],
+        &["--sample", "1/2", "--replay"],
+    ] {
+        let out = run(bad);
+        assert!(!out.status.success(), "{bad:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("sample") || err.contains("--replay"),
+            "{bad:?}: {err}"
+        );
+    }
+}

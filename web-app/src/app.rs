@@ -240,9 +240,9 @@ pub fn App() -> Html {
         .as_ref()
         .and_then(|full| speedup_request(full, array_request(full)));
     // The worker re-reads the trace and predicts when the request changed (only while the Array
-    // view or the Overview is shown; an unchanged request is not resent). With the curve on, the
-    // chosen depth's numbers come first and the curve in a second pass
-    // (`PredictRequest::staged`).
+    // view or the Overview is shown; an unchanged request is not resent). On a large trace
+    // estimates come first, then the chosen depth's exact numbers, then the curve when it is on
+    // (`PredictRequest::staged`, given the events of the trace or window analysed).
     {
         let bridge = bridge.clone();
         let last_source = last_source.clone();
@@ -250,7 +250,11 @@ pub fn App() -> Html {
         let last_sent: LastSent<PredictRequest> = use_mut_ref(|| None);
         let request = match (&state.full, state.url.view.as_str()) {
             (Some(full), "array") => {
-                Some(array_request(full).staged(state.predict.result.as_ref().map(|r| &r.request)))
+                let events = state.results.as_ref().unwrap_or(full).stat.events;
+                Some(
+                    array_request(full)
+                        .staged(state.predict.result.as_ref().map(|r| &r.request), events),
+                )
             }
             (Some(_), "overview") => speedup.clone(),
             _ => None,

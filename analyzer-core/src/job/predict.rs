@@ -38,7 +38,7 @@ use crate::cache::dmcache::{DmCacheConfig, DmCacheMode};
 use crate::cache::SimConfig;
 use crate::job::simulate::model::KernelModel;
 use crate::units::{bytes, count};
-use crate::{Diagnostics, IoEvent, TraceHeader};
+use crate::{Diagnostics, IoEvent, Op, TraceHeader};
 
 /// Most layouts compared side by side.
 pub const MAX_LAYOUTS: usize = 4;
@@ -55,6 +55,22 @@ pub const CURVE_SPEEDS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
 
 /// Deepest queue a closed-loop replay takes.
 pub const MAX_OUTSTANDING: u32 = 65_536;
+
+/// About how many requests an estimate replays ([`PredictRequest::estimate`]).
+pub const ESTIMATE_REQUESTS: u64 = 65_536;
+/// Consecutive requests per slice of an estimate: long enough for a closed loop of up to 256
+/// outstanding I/Os and md's stripe cache to reach their steady state within a slice.
+pub const ESTIMATE_SLICE_REQUESTS: u64 = 2_048;
+
+/// Replay only evenly spaced slices of the trace: events `k·every .. k·every + slice` (counted
+/// in the trace, or in the window). The cache tier, when there is one, still sees every event,
+/// so a sampled request hits or misses as it does in the whole trace; the back-end I/O of the
+/// events left out (their misses, fills, write-backs) is not replayed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleParams {
+    pub slice_requests: u64,
+    pub every_requests: u64,
+}
 
 /// Controller settings that override the layout's controller (the CLI's flags; the web app
 /// leaves them out).
@@ -446,6 +462,9 @@ pub struct PredictRequest {
     /// A synthetic profile instead of the trace.
     #[serde(default)]
     pub profile: Option<ProfileParams>,
+    /// An estimate: replay only slices of the trace ([`PredictRequest::estimate`]).
+    #[serde(default)]
+    pub sample: Option<SampleParams>,
 }
 
 impl PredictRequest {
@@ -465,7 +484,27 @@ impl PredictRequest {
             speed: None,
             cache_devices: CacheDevicesParams::default(),
             profile: None,
+            sample: None,
         }
+    }
+
+    /// The same request as a quick estimate for a trace (or window) of `events` events: it
+    /// replays 32 evenly spaced slices of [`ESTIMATE_SLICE_REQUESTS`] events, about
+    /// [`ESTIMATE_REQUESTS`] in all, instead of every event. `None` where an estimate would not
+    /// save much (at most four times that many events), for a synthetic profile, and for an
+    /// open-loop replay (its idle gaps between slices would not be the trace's).
+    pub fn estimate(&self, events: u64) -> Option<PredictRequest> {
+        if events <= 4 * ESTIMATE_REQUESTS || self.profile.is_some() || self.speed.is_some() {
+            return None;
+        }
+        let slices = ESTIMATE_REQUESTS / ESTIMATE_SLICE_REQUESTS;
+        Some(PredictRequest {
+            sample: Some(SampleParams {
+                slice_requests: ESTIMATE_SLICE_REQUESTS,
+                every_requests: (events / slices).max(ESTIMATE_SLICE_REQUESTS),
+            }),
+            ..self.clone()
+        })
     }
 
     pub fn with_curve(self, curve: bool) -> PredictRequest {
@@ -550,6 +589,9 @@ pub struct PredictResult {
     pub cache_description: Option<String>,
     /// Requests replayed (reads and writes; discards and flushes are not).
     pub replayed_requests: u64,
+    /// Reads and writes in the trace (or window): more than `replayed_requests` in an estimate.
+    #[serde(default)]
+    pub trace_requests: u64,
     pub assumptions: Vec<String>,
 }
 
@@ -576,6 +618,20 @@ impl Plan {
                     count(MAX_OUTSTANDING.into())
                 ),
             ));
+        }
+        if let Some(s) = request.sample {
+            if s.slice_requests == 0 || s.every_requests < s.slice_requests {
+                return Err(JobError::invalid(
+                    format!("sample of {} every {}", s.slice_requests, s.every_requests),
+                    "a slice has at least one request and slices do not overlap",
+                ));
+            }
+            if request.speed.is_some() {
+                return Err(JobError::invalid(
+                    "sample",
+                    "an open-loop replay keeps the trace's timing; it cannot skip requests",
+                ));
+            }
         }
         if let Some(s) = request.speed {
             if !(s.is_finite() && s > 0.0 && s <= 1e6) {
@@ -629,6 +685,12 @@ pub struct Predict {
     layouts: Vec<LayoutReplays>,
     /// Events not yet fed to the replays (see [`BATCH_EVENTS`]).
     pending: Vec<IoEvent>,
+    /// Events of the replay pass so far (the index that picks an estimate's slices).
+    events: u64,
+    /// Reads and writes of the replay pass so far.
+    requests: u64,
+    /// Back-end I/O of the events an estimate leaves out, dropped.
+    scratch: Vec<IoEvent>,
     window: WindowFilter,
     result: Option<PredictResult>,
 }
@@ -674,6 +736,9 @@ impl Predict {
             memo: None,
             layouts: Vec::new(),
             pending: Vec::new(),
+            events: 0,
+            requests: 0,
+            scratch: Vec::new(),
             window,
             result: None,
         };
@@ -850,6 +915,15 @@ impl Predict {
             ),
         };
         assumptions.push("trace offsets beyond a layout's capacity wrap around it; discards and flushes are not replayed".into());
+        if let Some(s) = r.sample {
+            assumptions.push(format!(
+                "an estimate: {} of the trace's {} requests replayed, in slices of {} consecutive events every {}; the cache tier saw every request, the back-end I/O of the others is left out",
+                count(replayed),
+                count(self.requests),
+                count(s.slice_requests),
+                count(s.every_requests)
+            ));
+        }
         if let Some(w) = self.window.describe() {
             assumptions.push(w);
         }
@@ -913,6 +987,7 @@ impl Predict {
             .and_then(|l| l.plain.first())
             .map_or(0, |(_, r)| r.counts().0);
         let (workload, assumptions) = self.assumptions(replayed);
+        let requests = self.requests;
         let mut configs = Vec::new();
         let Predict {
             plan,
@@ -943,6 +1018,7 @@ impl Predict {
             configs,
             workload,
             replayed_requests: replayed,
+            trace_requests: requests,
             assumptions,
         }
     }
@@ -1101,6 +1177,7 @@ impl Predict {
             configs,
             workload,
             replayed_requests: 0,
+            trace_requests: 0,
             assumptions,
         })
     }
@@ -1165,9 +1242,28 @@ impl Job for Predict {
             }
             return;
         }
-        self.pending.push(*e);
-        if self.pending.len() >= BATCH_EVENTS {
-            self.feed_pending();
+        let i = self.events;
+        self.events += 1;
+        let request = matches!(e.op, Op::Read | Op::Write) && e.len_bytes > 0;
+        self.requests += u64::from(request);
+        let sampled = self
+            .plan
+            .request
+            .sample
+            .is_none_or(|s| i % s.every_requests < s.slice_requests);
+        if sampled {
+            self.pending.push(*e);
+            if self.pending.len() >= BATCH_EVENTS {
+                self.feed_pending();
+            }
+        } else if let (true, Some(m)) = (request, self.memo.clone()) {
+            // Left out of the replays, but the cache sees it, after the sampled events
+            // before it.
+            if !self.pending.is_empty() {
+                self.feed_pending();
+            }
+            self.scratch.clear();
+            m.borrow_mut().tier.tier().access(e, &mut self.scratch);
         }
     }
 
@@ -1404,6 +1500,120 @@ mod tests {
         let mut r = TraceReplay::owning(&cfg, load.mode(), tier);
         ev.iter().for_each(|e| r.observe(e));
         r.finish()
+    }
+
+    /// A simulator several replays (and the test) share, for the sampled reference.
+    struct SharedSim(Rc<RefCell<SimulatorTier>>);
+
+    impl CacheTier for SharedSim {
+        fn access(&mut self, request: &IoEvent, backend: &mut Vec<IoEvent>) -> CacheAccess {
+            self.0.borrow_mut().access(request, backend)
+        }
+        fn writes_back(&self) -> bool {
+            self.0.borrow().writes_back()
+        }
+        fn describe(&self) -> String {
+            self.0.borrow().describe()
+        }
+    }
+
+    #[test]
+    fn an_estimate_replays_the_slices_and_its_cache_sees_every_request() {
+        // 20,000 events (a few discards among them are not requests), slices of 300 every 1,000.
+        let mut ev = events(20_000);
+        for e in ev.iter_mut().step_by(97) {
+            e.op = Op::Discard;
+        }
+        let sample = SampleParams {
+            slice_requests: 300,
+            every_requests: 1_000,
+        };
+        let layouts = vec![params("raid5", 6, "sas-10k"), params("raid10", 4, "nvme")];
+        let cache = lru(64 << 20, "wb");
+        let request = PredictRequest {
+            sample: Some(sample),
+            ..PredictRequest::new(layouts.clone(), Some(cache.clone()), 8)
+        };
+        let r = predict(request, &ev);
+        let in_slice = |i: usize| (i as u64) % 1_000 < 300;
+        let requests = |pick: &dyn Fn(usize) -> bool| {
+            ev.iter()
+                .enumerate()
+                .filter(|(i, e)| pick(*i) && e.op != Op::Discard)
+                .count() as u64
+        };
+        assert_eq!(r.replayed_requests, requests(&in_slice));
+        assert_eq!(r.trace_requests, requests(&|_| true));
+        assert!(r.assumptions.iter().any(|a| a.contains("an estimate")));
+        // The reference, one replay at a time with nothing batched or shared: the slices' events
+        // through the replay, every other request to the simulator alone.
+        for (c, p) in r.configs.iter().zip(&layouts) {
+            let load = Load::Outstanding(8);
+            let slices: Vec<IoEvent> = ev
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| in_slice(*i))
+                .map(|(_, e)| *e)
+                .collect();
+            assert_eq!(c.without_cache, direct(p, None, load, &slices));
+            let sim = Rc::new(RefCell::new(
+                SimulatorTier::new(&cache.sim_config(None).expect("cfg"), "ref").expect("tier"),
+            ));
+            let cfg = p
+                .config()
+                .expect("layout")
+                .with_cache(CacheDevicesParams::default().devices().expect("devices"))
+                .expect("cache");
+            let mut replay =
+                TraceReplay::owning(&cfg, load.mode(), Some(Box::new(SharedSim(sim.clone()))));
+            let mut dropped = Vec::new();
+            for (i, e) in ev.iter().enumerate() {
+                if in_slice(i) {
+                    replay.observe(e);
+                } else if e.op != Op::Discard {
+                    sim.borrow_mut().access(e, &mut dropped);
+                }
+            }
+            assert_eq!(c.with_cache.as_ref(), Some(&replay.finish()));
+            // A cache that saw only the slices would answer differently (colder).
+            assert_ne!(
+                c.with_cache.as_ref(),
+                Some(&direct(p, Some(&cache), load, &slices))
+            );
+        }
+        // Checked: slices that overlap, an empty slice, an open-loop replay.
+        for bad in [(10, 5), (0, 5)] {
+            let request = PredictRequest {
+                sample: Some(SampleParams {
+                    slice_requests: bad.0,
+                    every_requests: bad.1,
+                }),
+                ..PredictRequest::new(layouts.clone(), None, 8)
+            };
+            assert!(Predict::new(request).is_err());
+        }
+        let open = PredictRequest {
+            sample: Some(sample),
+            speed: Some(1.0),
+            ..PredictRequest::new(layouts.clone(), None, 8)
+        };
+        assert!(Predict::new(open).is_err());
+    }
+
+    #[test]
+    fn estimates_only_for_large_closed_loop_replays() {
+        let r = PredictRequest::new(vec![params("raid5", 6, "sas-10k")], None, 16);
+        assert_eq!(r.estimate(4 * ESTIMATE_REQUESTS), None);
+        let e = r.estimate(10_000_000).expect("an estimate");
+        let s = e.sample.expect("sampled");
+        assert_eq!(s.slice_requests, ESTIMATE_SLICE_REQUESTS);
+        assert_eq!(s.every_requests, 10_000_000 / 32);
+        assert_eq!(PredictRequest { sample: None, ..e }, r);
+        let open = PredictRequest {
+            speed: Some(2.0),
+            ..r
+        };
+        assert_eq!(open.estimate(10_000_000), None);
     }
 
     #[test]

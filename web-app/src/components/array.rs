@@ -13,7 +13,7 @@ use yew::prelude::*;
 use crate::charts::latency_curve::{latency_curve_chart, LatencyCurveChart};
 use crate::components::chart_card::ChartCard;
 use crate::state::PredictState;
-use crate::units::{bytes, duration};
+use crate::units::{bytes, count, duration};
 use crate::url_state::UrlState;
 use crate::worker::predict::{ArrayParams, ConfigPrediction, PredictRequest, Staging, MAX_CONFIGS};
 
@@ -291,6 +291,12 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                     <p class="hint" data-testid="array-window">{ format!("Only the brushed time window is replayed: {} to {} after the first request.",
                         duration((a * 1e9) as u64), duration((b * 1e9) as u64)) }</p>
                 }
+                if let Some(r) = result.filter(|r| r.request.sample.is_some()) {
+                    <p class="notice" data-testid="array-estimate">{ format!(
+                        "An estimate: {} of the trace's {} requests replayed, in evenly spaced slices (the SSD cache tier saw every request){}. The exact replay follows.",
+                        count(r.replayed_requests), count(r.trace_requests),
+                        if r.request.cache.is_none() { "; the numbers with the cache come next" } else { "" }) }</p>
+                }
                 if let Some(e) = &props.predict.error {
                     <p class="error-panel" data-testid="array-error" role="alert">{ e.clone() }</p>
                 }
@@ -316,7 +322,11 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                         <tbody>{ rows }</tbody>
                     </table>
                     if let Some(r) = result {
-                        <p class="hint">{ format!("{} requests replayed.", r.replayed_requests) }</p>
+                        <p class="hint">{ if r.request.sample.is_some() {
+                            format!("{} of {} requests replayed (an estimate).", r.replayed_requests, r.trace_requests)
+                        } else {
+                            format!("{} requests replayed.", r.replayed_requests)
+                        } }</p>
                         <ul class="hint">{ for r.assumptions.iter().map(|a| html! { <li>{ a.clone() }</li> }) }</ul>
                     }
                 </section>

@@ -579,11 +579,15 @@ mod tests {
         assert_eq!(raw("hot-size"), hot90.bytes.to_string());
         assert_eq!(raw("recommended-cache"), rec.size_bytes.to_string());
 
-        // With default knobs the card asks exactly what the Array view asks in its first pass
-        // (the chosen depth without the curve): one answer serves both.
+        // With default knobs the card asks exactly what the Array view asks in its first exact
+        // pass (the chosen depth without the curve; on this small trace there is no estimate
+        // before it): one answer serves both.
         let url = UrlState::default();
         let array = array_request(&r, &url);
-        assert_eq!(speedup_request(&r, array.clone()), Some(array.staged(None)));
+        assert_eq!(
+            speedup_request(&r, array.clone()),
+            Some(array.staged(None, r.stat.events))
+        );
 
         // Otherwise: the first layout only, the recommended size, LRU write-through, the depth
         // chosen on the Array view.

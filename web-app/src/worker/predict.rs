@@ -1,10 +1,11 @@
 //! The Array view's prediction: the job is `analyzer_core::job::predict` (the one `blocksight
-//! predict` runs); what stays here is the UI's staging of requests (numbers at the chosen
-//! depth first, the curve in a second pass) and the browser's bound on the cache tier's memory.
+//! predict` runs); what stays here is the UI's staging of requests (on a large trace estimates
+//! first, then the chosen depth's exact numbers, then the curve) and the browser's bound on the
+//! cache tier's memory.
 
 pub use analyzer_core::job::predict::{
     ArrayParams, ConfigPrediction, PredictRequest, PredictResult, CONTROLLER_CACHE_BYTES,
-    CURVE_DEPTHS, MAX_LAYOUTS as MAX_CONFIGS,
+    CURVE_DEPTHS, ESTIMATE_REQUESTS, MAX_LAYOUTS as MAX_CONFIGS,
 };
 pub use analyzer_core::job::CacheParams;
 
@@ -20,11 +21,17 @@ pub const MAX_TIER_LINES: u64 = 8 << 20;
 
 /// The UI's staging of a prediction request.
 pub trait Staging: Sized {
-    /// The request to send now for this one, given the request of the answer shown. The curve
-    /// replays every layout ten times over, so it comes in a second pass: first the numbers at
-    /// the chosen depth alone (a few times faster), then, once they are shown, the curve. An
-    /// answer with the curve also serves a request without it (the view hides the curve).
-    fn staged(self, shown: Option<&Self>) -> Self;
+    /// The request to send now for this one, given the request of the answer shown and the
+    /// events of the trace (or window). Each stage is sent once the previous one is shown:
+    /// - on a trace of more than four times [`ESTIMATE_REQUESTS`] events, estimates from
+    ///   evenly spaced slices (`PredictRequest::estimate`): first without the cache tier (its
+    ///   simulator reads every request, the replays only the slices), then with it, then with
+    ///   the curve when it is on;
+    /// - the numbers at the chosen depth, exact;
+    /// - the curve, which replays every layout ten times over.
+    ///
+    /// An answer with the curve also serves a request without it (the view hides the curve).
+    fn staged(self, shown: Option<&Self>, events: u64) -> Self;
 
     /// The window from the URL's seconds, rounded as the Hot data view's re-analysis does.
     fn window_from_secs(window_secs: Option<(f64, f64)>) -> Option<(u64, u64)> {
@@ -33,14 +40,35 @@ pub trait Staging: Sized {
 }
 
 impl Staging for PredictRequest {
-    fn staged(self, shown: Option<&PredictRequest>) -> PredictRequest {
-        let first = self.clone().with_curve(false);
+    fn staged(self, shown: Option<&PredictRequest>, events: u64) -> PredictRequest {
         let full = self.clone().with_curve(true);
-        match shown {
-            Some(s) if *s == full => full,
-            Some(s) if *s == first => self,
-            _ => first,
+        if shown == Some(&full) {
+            return full;
         }
+        let exact = self.clone().with_curve(false);
+        let mut stages = Vec::new();
+        if let Some(estimate) = exact.estimate(events) {
+            if estimate.cache.is_some() {
+                stages.push(PredictRequest {
+                    cache: None,
+                    ..estimate.clone()
+                });
+            }
+            if self.curve {
+                stages.push(estimate.clone());
+                stages.push(estimate.with_curve(true));
+            } else {
+                stages.push(estimate);
+            }
+        }
+        stages.push(exact);
+        if self.curve {
+            stages.push(full);
+        }
+        let next = shown
+            .and_then(|s| stages.iter().position(|x| x == s))
+            .map_or(0, |i| (i + 1).min(stages.len() - 1));
+        stages.swap_remove(next)
     }
 }
 
@@ -98,25 +126,78 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn the_curve_comes_in_a_second_pass() {
+        // A small trace: no estimate.
+        let n = ESTIMATE_REQUESTS;
         let want = PredictRequest::new(vec![ArrayParams::default()], None, 16).with_curve(true);
         let first = want.clone().with_curve(false);
         // Nothing shown, or an answer for other layouts: the chosen depth alone first.
-        assert_eq!(want.clone().staged(None), first);
+        assert_eq!(want.clone().staged(None, n), first);
         let other = PredictRequest::new(vec![params("raid0", 2, "nvme")], None, 16);
-        assert_eq!(want.clone().staged(Some(&other)), first);
+        assert_eq!(want.clone().staged(Some(&other), n), first);
         // Its numbers shown: now the curve; the curve shown: the same request (not resent).
-        assert_eq!(want.clone().staged(Some(&first)), want);
-        assert_eq!(want.clone().staged(Some(&want)), want);
+        assert_eq!(want.clone().staged(Some(&first), n), want);
+        assert_eq!(want.clone().staged(Some(&want), n), want);
         // Without the curve: one pass, and an answer with the curve already serves it.
-        assert_eq!(first.clone().staged(None), first);
-        assert_eq!(first.clone().staged(Some(&first)), first);
-        assert_eq!(first.clone().staged(Some(&want)), want);
+        assert_eq!(first.clone().staged(None, n), first);
+        assert_eq!(first.clone().staged(Some(&first), n), first);
+        assert_eq!(first.clone().staged(Some(&want), n), want);
         // The window is part of the request: a new window starts over.
         let windowed = want.clone().with_window(Some((0, 1_000_000_000)));
         assert_eq!(
-            windowed.clone().staged(Some(&want)),
+            windowed.clone().staged(Some(&want), n),
             windowed.with_curve(false)
         );
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_large_trace_gets_estimates_first() {
+        let n = 1_118_208;
+        let cache = Some(CacheParams::default());
+        let want = PredictRequest::new(vec![ArrayParams::default()], cache, 16).with_curve(true);
+        let exact = want.clone().with_curve(false);
+        let estimate = exact.estimate(n).expect("an estimate of a large trace");
+        assert_eq!(
+            estimate
+                .sample
+                .map(|s| (s.slice_requests, s.every_requests)),
+            Some((2_048, n / 32))
+        );
+        let bare = PredictRequest {
+            cache: None,
+            ..estimate.clone()
+        };
+        let estimate_curve = estimate.clone().with_curve(true);
+        // Each stage once the one before it is shown: the estimate without the cache tier,
+        // with it, its curve, the exact numbers, the exact curve.
+        let mut shown = None;
+        let mut sent = Vec::new();
+        for _ in 0..6 {
+            let next = want.clone().staged(shown.as_ref(), n);
+            sent.push(next.clone());
+            shown = Some(next);
+        }
+        assert_eq!(
+            sent,
+            [
+                bare.clone(),
+                estimate.clone(),
+                estimate_curve,
+                exact.clone(),
+                want.clone(),
+                want.clone()
+            ]
+        );
+        // Without the curve: the two estimates, then the exact numbers, which stay.
+        assert_eq!(exact.clone().staged(None, n), bare);
+        assert_eq!(exact.clone().staged(Some(&bare), n), estimate);
+        assert_eq!(exact.clone().staged(Some(&estimate), n), exact);
+        assert_eq!(exact.clone().staged(Some(&exact), n), exact);
+        // An open-loop replay keeps the trace's timing: no estimate.
+        let open = PredictRequest {
+            speed: Some(1.0),
+            ..exact.clone()
+        };
+        assert_eq!(open.clone().staged(None, n), open);
     }
 
     #[wasm_bindgen_test(unsupported = test)]
