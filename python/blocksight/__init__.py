@@ -275,7 +275,8 @@ def predict(
     **options: Any,
 ) -> dict:
     """IOPS, MB/s and latency of a RAID layout replaying the trace, with and without an SSD
-    cache: ``blocksight predict IN --json`` (other array settings through ``request=``). With
+    cache: ``blocksight predict IN --json`` (other array settings through ``request=``;
+    ``sample="1024/N"`` replays only slices of the trace, the Array view's estimate). With
     ``md_members=True``, what Linux md sends each member instead (``predict --md-members
     --json``: ``layout`` raid0/1/10/5/6, ``disks``, ``chunk``, ``qd``, ``stripe_cache_size``,
     ``group_thread_cnt``)."""

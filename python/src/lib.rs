@@ -11,7 +11,7 @@ use analyzer_core::decode::order::Reorder;
 use analyzer_core::job::load::{Load, LoadRequest, DEFAULT_DEVICE_ROWS};
 use analyzer_core::job::mrc::{Mrc, MrcRequest, Sizes};
 use analyzer_core::job::predict::md::{MdMembers, MdRequest};
-use analyzer_core::job::predict::{ArrayParams, Predict, PredictRequest};
+use analyzer_core::job::predict::{ArrayParams, Predict, PredictRequest, SampleParams};
 use analyzer_core::job::simulate::model::{
     refuse_generic_settings, refuse_model_settings, KernelModel, Model, ModelRequest,
 };
@@ -313,6 +313,10 @@ fn predict_request(o: &Options) -> anyhow::Result<PredictRequest> {
     let speed = float(o, "speed")?;
     Ok(PredictRequest {
         speed: flag(o, "replay")?.then(|| speed.unwrap_or(1.0)),
+        sample: text(o, "sample")?
+            .map(str::parse::<SampleParams>)
+            .transpose()
+            .context("sample")?,
         ..PredictRequest::new(vec![layout], cache, qd as u32)
             .with_curve(flag(o, "curve")?)
             .with_window(window(o)?)

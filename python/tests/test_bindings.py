@@ -66,6 +66,10 @@ def test_predict_equals_cli(sample, cli):
     result = blocksight.predict(sample, layout="raid5", disks=6, disk="sas-10k", qd=8, cache_size="10%")
     expected = cli("predict", sample, "--layout", "raid5", "--disks", "6", "--disk", "sas-10k", "--qd", "8", "--cache-size", "10%", "--json")
     assert result == expected
+    # The Array view's estimate: slices of the trace, as the CLI's --sample.
+    estimate = blocksight.predict(sample, layout="raid5", disks=6, disk="sas-10k", qd=8, sample="1024/8192")
+    assert estimate == cli("predict", sample, "--layout", "raid5", "--disks", "6", "--disk", "sas-10k", "--qd", "8", "--sample", "1024/8192", "--json")
+    assert estimate["replayed_requests"] < estimate["trace_requests"]
 
 
 def test_kernel_cache_models_equal_cli(sample, cli):

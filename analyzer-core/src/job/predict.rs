@@ -56,11 +56,17 @@ pub const CURVE_SPEEDS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
 /// Deepest queue a closed-loop replay takes.
 pub const MAX_OUTSTANDING: u32 = 65_536;
 
-/// About how many requests an estimate replays ([`PredictRequest::estimate`]).
-pub const ESTIMATE_REQUESTS: u64 = 65_536;
-/// Consecutive requests per slice of an estimate: long enough for a closed loop of up to 256
-/// outstanding I/Os and md's stripe cache to reach their steady state within a slice.
-pub const ESTIMATE_SLICE_REQUESTS: u64 = 2_048;
+/// About how many requests an estimate replays ([`PredictRequest::estimate`]): 32 slices of
+/// [`ESTIMATE_SLICE_REQUESTS`]. On a 1.1 M-request trace, four layouts' IOPS with and without a
+/// 1 GiB cache came within 2% of the whole replay with 32 slices of 1,024 or 2,048 requests or
+/// 64 of 512, and up to 10% off with 16 of 2,048 (docs/web.md).
+pub const ESTIMATE_REQUESTS: u64 = 32_768;
+/// Consecutive events per slice of an estimate. The slices are replayed back to back, so the
+/// closed loop and md's stripe cache carry on across them.
+pub const ESTIMATE_SLICE_REQUESTS: u64 = 1_024;
+/// The smallest trace (or window), in events, that gets an estimate first: below it the whole
+/// replay is quick enough.
+pub const ESTIMATE_MIN_EVENTS: u64 = 262_144;
 
 /// Replay only evenly spaced slices of the trace: events `k·every .. k·every + slice` (counted
 /// in the trace, or in the window). The cache tier, when there is one, still sees every event,
@@ -467,6 +473,25 @@ pub struct PredictRequest {
     pub sample: Option<SampleParams>,
 }
 
+impl std::str::FromStr for SampleParams {
+    type Err = JobError;
+
+    /// `1024/34944`: slices of 1,024 events every 34,944 (`predict --sample`).
+    fn from_str(text: &str) -> Result<SampleParams, JobError> {
+        let bad = || {
+            JobError::invalid(
+                format!("sample {text:?}"),
+                "expected SLICE/EVERY, two counts of events, e.g. 1024/34944",
+            )
+        };
+        let (slice, every) = text.split_once('/').ok_or_else(bad)?;
+        Ok(SampleParams {
+            slice_requests: slice.trim().parse().map_err(|_| bad())?,
+            every_requests: every.trim().parse().map_err(|_| bad())?,
+        })
+    }
+}
+
 impl PredictRequest {
     /// The layouts at `outstanding` I/Os (closed loop), with the cache tier when given; no
     /// curve, whole trace.
@@ -491,10 +516,10 @@ impl PredictRequest {
     /// The same request as a quick estimate for a trace (or window) of `events` events: it
     /// replays 32 evenly spaced slices of [`ESTIMATE_SLICE_REQUESTS`] events, about
     /// [`ESTIMATE_REQUESTS`] in all, instead of every event. `None` where an estimate would not
-    /// save much (at most four times that many events), for a synthetic profile, and for an
+    /// save much (at most [`ESTIMATE_MIN_EVENTS`]), for a synthetic profile, and for an
     /// open-loop replay (its idle gaps between slices would not be the trace's).
     pub fn estimate(&self, events: u64) -> Option<PredictRequest> {
-        if events <= 4 * ESTIMATE_REQUESTS || self.profile.is_some() || self.speed.is_some() {
+        if events <= ESTIMATE_MIN_EVENTS || self.profile.is_some() || self.speed.is_some() {
             return None;
         }
         let slices = ESTIMATE_REQUESTS / ESTIMATE_SLICE_REQUESTS;
@@ -1603,7 +1628,7 @@ mod tests {
     #[test]
     fn estimates_only_for_large_closed_loop_replays() {
         let r = PredictRequest::new(vec![params("raid5", 6, "sas-10k")], None, 16);
-        assert_eq!(r.estimate(4 * ESTIMATE_REQUESTS), None);
+        assert_eq!(r.estimate(ESTIMATE_MIN_EVENTS), None);
         let e = r.estimate(10_000_000).expect("an estimate");
         let s = e.sample.expect("sampled");
         assert_eq!(s.slice_requests, ESTIMATE_SLICE_REQUESTS);

@@ -169,7 +169,7 @@ pub struct Args {
     pub window: Option<String>,
     /// An estimate: replay only slices of SLICE consecutive events every EVERY events (the
     /// cache tier still sees every request), as the Array view's first answer does on a large
-    /// trace (2048/N for a trace of 32·N events; docs/web.md).
+    /// trace (1024/N for a trace of 32·N events; docs/web.md).
     #[arg(long, value_name = "SLICE/EVERY", conflicts_with = "replay")]
     pub sample: Option<String>,
     /// Print the prediction as JSON (the job's result, as the web app gets it).
@@ -320,26 +320,15 @@ pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
             count: args.cache_disks,
         },
         profile,
-        sample: args.sample.as_deref().map(parse_sample).transpose()?,
+        sample: args
+            .sample
+            .as_deref()
+            .map(str::parse::<SampleParams>)
+            .transpose()
+            .context("--sample")?,
         ..PredictRequest::new(vec![layout], cache, args.qd.unwrap_or(1))
             .with_curve(args.curve)
             .with_window(args.window.as_deref().map(parse_window).transpose()?)
-    })
-}
-
-/// `2048/34944`: slices of 2,048 events every 34,944.
-fn parse_sample(text: &str) -> anyhow::Result<SampleParams> {
-    let parse = |s: &str| {
-        s.trim()
-            .parse::<u64>()
-            .with_context(|| format!("--sample {text}: expected SLICE/EVERY, two counts of events"))
-    };
-    let (slice, every) = text
-        .split_once('/')
-        .with_context(|| format!("--sample {text}: expected SLICE/EVERY, e.g. 2048/34944"))?;
-    Ok(SampleParams {
-        slice_requests: parse(slice)?,
-        every_requests: parse(every)?,
     })
 }
 

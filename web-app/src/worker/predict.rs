@@ -5,7 +5,7 @@
 
 pub use analyzer_core::job::predict::{
     ArrayParams, ConfigPrediction, PredictRequest, PredictResult, CONTROLLER_CACHE_BYTES,
-    CURVE_DEPTHS, ESTIMATE_REQUESTS, MAX_LAYOUTS as MAX_CONFIGS,
+    CURVE_DEPTHS, ESTIMATE_MIN_EVENTS, ESTIMATE_REQUESTS, MAX_LAYOUTS as MAX_CONFIGS,
 };
 pub use analyzer_core::job::CacheParams;
 
@@ -23,10 +23,11 @@ pub const MAX_TIER_LINES: u64 = 8 << 20;
 pub trait Staging: Sized {
     /// The request to send now for this one, given the request of the answer shown and the
     /// events of the trace (or window). Each stage is sent once the previous one is shown:
-    /// - on a trace of more than four times [`ESTIMATE_REQUESTS`] events, estimates from
+    /// - on a trace of more than [`ESTIMATE_MIN_EVENTS`] events, estimates of about
+    ///   [`ESTIMATE_REQUESTS`] requests from
     ///   evenly spaced slices (`PredictRequest::estimate`): first without the cache tier (its
-    ///   simulator reads every request, the replays only the slices), then with it, then with
-    ///   the curve when it is on;
+    ///   simulator reads every request, the replays only the slices), then with it (and the
+    ///   curve, when it is on);
     /// - the numbers at the chosen depth, exact;
     /// - the curve, which replays every layout ten times over.
     ///
@@ -54,12 +55,9 @@ impl Staging for PredictRequest {
                     ..estimate.clone()
                 });
             }
-            if self.curve {
-                stages.push(estimate.clone());
-                stages.push(estimate.with_curve(true));
-            } else {
-                stages.push(estimate);
-            }
+            // With the curve on, the estimate with the cache tier comes with its curve: each
+            // stage reads the trace and runs the cache simulator over it again.
+            stages.push(estimate.with_curve(self.curve));
         }
         stages.push(exact);
         if self.curve {
@@ -127,7 +125,7 @@ mod tests {
     #[wasm_bindgen_test(unsupported = test)]
     fn the_curve_comes_in_a_second_pass() {
         // A small trace: no estimate.
-        let n = ESTIMATE_REQUESTS;
+        let n = ESTIMATE_MIN_EVENTS;
         let want = PredictRequest::new(vec![ArrayParams::default()], None, 16).with_curve(true);
         let first = want.clone().with_curve(false);
         // Nothing shown, or an answer for other layouts: the chosen depth alone first.
@@ -160,7 +158,7 @@ mod tests {
             estimate
                 .sample
                 .map(|s| (s.slice_requests, s.every_requests)),
-            Some((2_048, n / 32))
+            Some((1_024, n / 32))
         );
         let bare = PredictRequest {
             cache: None,
@@ -168,10 +166,10 @@ mod tests {
         };
         let estimate_curve = estimate.clone().with_curve(true);
         // Each stage once the one before it is shown: the estimate without the cache tier,
-        // with it, its curve, the exact numbers, the exact curve.
+        // with it and its curve, the exact numbers, the exact curve.
         let mut shown = None;
         let mut sent = Vec::new();
-        for _ in 0..6 {
+        for _ in 0..5 {
             let next = want.clone().staged(shown.as_ref(), n);
             sent.push(next.clone());
             shown = Some(next);
@@ -180,7 +178,6 @@ mod tests {
             sent,
             [
                 bare.clone(),
-                estimate.clone(),
                 estimate_curve,
                 exact.clone(),
                 want.clone(),
