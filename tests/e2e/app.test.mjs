@@ -1027,3 +1027,48 @@ test('a large trace shows its load over time while it is still being read', asyn
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('the Array view estimates a large trace from slices first, then replays it whole (issue 12)', async () => {
+  // 300,000 requests (more than the 262,144 events that get an estimate first).
+  const n = 300_000;
+  const file = join(WORK, 'array-300k.csv');
+  if (!existsSync(file)) {
+    const lines = ['time_nanos,device,offset_bytes,len_bytes,op,latency_nanos,pid'];
+    let seed = 11;
+    const rnd = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+    for (let i = 0; i < n; i++) {
+      lines.push(`${i * 50000},sdd,${Math.floor(Math.pow(rnd(), 3) * 2e6) * 4096},4096,${rnd() < 0.7 ? 'read' : 'write'},200000,1`);
+    }
+    writeFileSync(file, lines.join('\n') + '\n');
+  }
+  const layout = ['--layout', 'raid5', '--disks', '6', '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16'];
+  const estimate = JSON.parse(run(['predict', '--json', '-q', file, ...layout, '--sample', `1024/${Math.floor(n / 32)}`]));
+  const exact = JSON.parse(run(['predict', '--json', '-q', file, ...layout]));
+  assert.equal(estimate.replayed_requests, 32 * 1024);
+  assert.equal(estimate.trace_requests, n);
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.goto(baseUrl.replace(/\?.*$/, '') + '#view=array&curve=0');
+  await page.locator('[data-testid=file-input]').setInputFiles(file);
+  // The estimate first: the notice, and the numbers without the cache equal the CLI's --sample
+  // (read in one go, while the notice is up).
+  await page.locator('[data-testid=array-estimate]').waitFor({ timeout: 120_000 });
+  await page.locator('[data-testid=iops-0]').waitFor({ timeout: 120_000 });
+  const first = await page.evaluate(() => ({
+    notice: document.querySelector('[data-testid=array-estimate]')?.innerText,
+    iops: document.querySelector('[data-testid=iops-0]')?.dataset.value,
+  }));
+  if (first.notice) {
+    assert.match(first.notice, /32,768 of the trace's 300,000 requests replayed/);
+    assert.equal(Number(first.iops), estimate.configs[0].without_cache.iops);
+  }
+  await page.screenshot({ path: join(SHOTS, 'array-estimate.png'), fullPage: true });
+  // Then the whole replay replaces it, equal to the CLI's.
+  await page.waitForFunction(() => !document.querySelector('[data-testid=array-estimate]')
+    && document.querySelector('[data-testid=view-array]')?.dataset.computing === 'false'
+    && document.querySelector('[data-testid=iops-cache-0]'), null, { timeout: 300_000 });
+  assert.equal(Number(await page.locator('[data-testid=iops-0]').getAttribute('data-value')), exact.configs[0].without_cache.iops);
+  assert.ok(first.notice, 'the estimate was shown before the whole replay');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
