@@ -850,7 +850,7 @@ impl Predict {
                 config.bucket_bytes /= 2;
             }
             let desc = format!(
-                "bcache, the kernel's model (Linux 6.1, docs/cache.md): {}, {} buckets of {}, {}, sequential cutoff {}; dirty data written back to the array at bcache's writeback rate",
+                "bcache, the kernel's model (Linux 6.1, docs/cache.md): {}, {} buckets of {}, {}, sequential cutoff {}; dirty data written back to the array at bcache's writeback rate; the cache devices taken to answer within bcache's congestion thresholds (2 ms reads, 20 ms writes), so its congestion bypass never starts",
                 bytes(cache_bytes),
                 count(config.nbuckets()),
                 bytes(config.bucket_bytes),

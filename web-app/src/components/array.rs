@@ -323,9 +323,9 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                     </table>
                     if let Some(r) = result {
                         <p class="hint">{ if r.request.sample.is_some() {
-                            format!("{} of {} requests replayed (an estimate).", r.replayed_requests, r.trace_requests)
+                            format!("{} of {} requests replayed (an estimate).", count(r.replayed_requests), count(r.trace_requests))
                         } else {
-                            format!("{} requests replayed.", r.replayed_requests)
+                            format!("{} requests replayed.", count(r.replayed_requests))
                         } }</p>
                         <ul class="hint">{ for r.assumptions.iter().map(|a| html! { <li>{ a.clone() }</li> }) }</ul>
                     }
