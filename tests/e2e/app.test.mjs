@@ -717,7 +717,7 @@ test('the array view draws each layout\'s IOPS-vs-latency curve, the points of b
   null, { timeout: 120_000 });
 
   // A brushed time window scopes the prediction: fewer requests replayed, and the view says so.
-  const replayed = async (p) => Number((await p.locator('[data-testid=array-table] ~ p.hint').innerText()).match(/^(\d+) requests/)[1]);
+  const replayed = async (p) => Number((await p.locator('[data-testid=array-table] ~ p.hint').innerText()).match(/^([\d,]+) requests/)[1].replaceAll(',', ''));
   const whole = await replayed(page);
   const scoped = await browser.context.newPage();
   await scoped.goto(baseUrl + '#view=hot&curve=0');
