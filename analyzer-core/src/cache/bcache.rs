@@ -598,9 +598,11 @@ impl BcacheModel {
                 .map(|l| AllocTiming::new(l.saturating_mul(2), fifo_size(free), free_inc)),
             writeback: (cfg.mode == BcacheMode::WriteBack)
                 .then(|| Writeback::new(cfg.writeback_percent, cfg.attached_before_nanos)),
-            congestion: Congestion::new(
+            congestion: Congestion::for_latencies(
                 cfg.congested_read_threshold_us,
                 cfg.congested_write_threshold_us,
+                cfg.cache_read_nanos,
+                cfg.metadata_write_nanos,
             ),
             dirty_sectors: 0,
             gc_unavailable_buckets: 0,

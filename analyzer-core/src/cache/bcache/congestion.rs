@@ -74,6 +74,28 @@ impl Congestion {
         }
     }
 
+    /// The state for a cache device with these latencies (`None`: below the threshold). When
+    /// no bio can be slower than its threshold the counter stays 0 for ever and no bio needs
+    /// accounting, so the state is built switched off (as with both thresholds at 0).
+    pub fn for_latencies(
+        read_threshold_us: u64,
+        write_threshold_us: u64,
+        read_nanos: Option<u64>,
+        write_nanos: Option<u64>,
+    ) -> Congestion {
+        // A bio's time in local_clock_us() units can exceed `latency >> 10` by one (rounding).
+        let can_be_slow = |threshold: u64, latency: Option<u64>| {
+            threshold > 0 && latency.is_some_and(|l| (l >> 10) + 1 > threshold)
+        };
+        if can_be_slow(read_threshold_us, read_nanos)
+            || can_be_slow(write_threshold_us, write_nanos)
+        {
+            Congestion::new(read_threshold_us, write_threshold_us)
+        } else {
+            Congestion::new(0, 0)
+        }
+    }
+
     /// Whether either threshold is set (both 0: `bch_get_congested` returns 0 at once).
     pub fn enabled(&self) -> bool {
         self.read_threshold_us != 0 || self.write_threshold_us != 0
@@ -182,6 +204,15 @@ mod tests {
         }
         assert_eq!(c.limit(200 * MS), 0);
         assert_eq!(c.slow_ios, 0);
+    }
+
+    #[test]
+    fn no_accounting_when_no_bio_can_be_slow() {
+        assert!(!Congestion::for_latencies(2000, 20000, None, None).enabled());
+        assert!(!Congestion::for_latencies(2000, 20000, Some(100_000), Some(1_000_000)).enabled());
+        assert!(!Congestion::for_latencies(0, 20000, Some(10_000_000), None).enabled());
+        assert!(Congestion::for_latencies(2000, 20000, Some(10_000_000), None).enabled());
+        assert!(Congestion::for_latencies(2000, 20000, None, Some(30_000_000)).enabled());
     }
 
     #[test]
