@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::{CacheParams, Job, JobError, LineFootprint, WindowFilter, WindowNanos};
 use crate::array::controller_preset::ControllerPreset;
 use crate::array::device::DeviceModel;
-use crate::array::spec::{device_with_overrides, ArraySpec};
+use crate::array::spec::preset_device;
 use crate::array::{
     cache_warmup_requests, run_synthetic, sweep_depths, AccessSpec, ArrayConfig, CacheAccess,
     CacheDevices, CacheTier, ControllerModel, CurvePoint, DiskPreset, Member, Node, ProfileKind,
@@ -160,7 +160,15 @@ impl ArrayParams {
     /// The engine's configuration, without the cache devices.
     pub fn config(&self) -> Result<ArrayConfig, JobError> {
         let mut cfg = match &self.spec_json {
-            Some(text) => ArraySpec::parse(text).and_then(|s| s.to_config())?,
+            #[cfg(feature = "array-files")]
+            Some(text) => crate::array::spec::ArraySpec::parse(text).and_then(|s| s.to_config())?,
+            #[cfg(not(feature = "array-files"))]
+            Some(_) => {
+                return Err(JobError::invalid(
+                    "an array description file",
+                    "this build has no reader for them (the browser's); `blocksight predict --array FILE` reads them",
+                ))
+            }
             None => {
                 let level =
                     StandardLevel::from_name(&self.level).ok_or_else(|| JobError::UnknownName {
@@ -173,7 +181,7 @@ impl ArrayParams {
                             .join(", "),
                     })?;
                 check_disks(level, self.disks, self.groups)?;
-                let device = device_with_overrides(&self.disk, None)?;
+                let device = preset_device(&self.disk)?;
                 let mut layout = level.build(self.disks, self.chunk_bytes, self.groups)?;
                 fail_disks(&mut layout, &self.failed)?;
                 let controller = if self.controller_cache {
@@ -405,7 +413,7 @@ impl Default for CacheDevicesParams {
 
 impl CacheDevicesParams {
     fn devices(&self) -> Result<CacheDevices, JobError> {
-        let device: DeviceModel = device_with_overrides(&self.disk, None)?;
+        let device: DeviceModel = preset_device(&self.disk)?;
         let n = self.count.clamp(1, 64);
         let level = if n == 2 {
             StandardLevel::Raid1

@@ -197,6 +197,32 @@ mod tests {
         assert_eq!(open.clone().staged(None, n), open);
     }
 
+    /// The worker is built without array description files (`analyzer-core`'s feature
+    /// `array-files`, which would bring serde_json's parser into its bundle): a request naming
+    /// one gets a plain refusal that points at the CLI, not a wrong array. (`cargo test -p
+    /// web-app`, as the README's test command runs it, resolves the core's features for the web
+    /// app alone.)
+    #[wasm_bindgen_test(unsupported = test)]
+    fn an_array_description_file_is_refused_in_plain_words() {
+        let params = ArrayParams {
+            spec_json: Some(r#"{"disk":"nvme","layout":{"level":"raid0","disks":2}}"#.into()),
+            ..ArrayParams::default()
+        };
+        let err = Predict::new(PredictRequest::new(vec![params], None, 4))
+            .map(|_| ())
+            .and_then(|()| {
+                ArrayParams {
+                    spec_json: Some("{}".into()),
+                    ..ArrayParams::default()
+                }
+                .config()
+                .map(|_| ())
+            })
+            .expect_err("refused")
+            .to_string();
+        assert!(err.contains("blocksight predict --array"), "{err}");
+    }
+
     #[wasm_bindgen_test(unsupported = test)]
     fn old_requests_without_the_new_fields_still_parse() {
         let old = r#"{"configs":[],"cache":null,"outstanding":4}"#;
