@@ -7,8 +7,12 @@
 //! whole trace per policy).
 //!
 //! ```text
-//! cargo run --release -p analyzer-core --example cache_stages -- IN.bst [SIZE_BYTES] [--full] [--first]
+//! cargo run --release -p analyzer-core --example cache_stages -- IN.bst [SIZE_BYTES] [--full] [--first] [--variants]
 //! ```
+//!
+//! `--variants`: the hints at every line size of the view too, so the stages include the
+//! variants (the estimates of every other line size and write mode, computed ahead); then each
+//! variant's estimated hit ratio against its exact simulation.
 //!
 //! The events are decoded into memory first (not timed), as the worker's re-read would feed
 //! them; the hints are the ones the web app sends (the footprint and line accesses, here
@@ -17,7 +21,9 @@
 mod common;
 
 use analyzer_core::cache::PolicyKind;
-use analyzer_core::job::simulate::{Simulate, SimulateRequest, SimulateResult};
+use analyzer_core::job::simulate::{
+    LineHints, Simulate, SimulateRequest, SimulateResult, Stage, VIEW_LINE_SIZES,
+};
 use analyzer_core::job::{run_events, CacheParams, LineFootprint};
 use analyzer_core::mrc::{mean_absolute_error, simulated_points};
 use common::{cpu_secs, read_bst};
@@ -41,6 +47,7 @@ fn main() -> std::io::Result<()> {
     let full = args.iter().any(|a| a == "--full");
     // Only the first stage (for profiling it).
     let first_only = args.iter().any(|a| a == "--first");
+    let variants = args.iter().any(|a| a == "--variants");
     let args: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let Some(path) = args.first() else {
         eprintln!("usage: cache_stages IN.bst [SIZE_BYTES] [--full]");
@@ -53,10 +60,27 @@ fn main() -> std::io::Result<()> {
     let (events, header) = read_bst(path)?;
     let mut footprint = LineFootprint::new(4096);
     events.iter().for_each(|e| footprint.observe(e));
+    let line_hints = if variants {
+        VIEW_LINE_SIZES
+            .iter()
+            .map(|&line_bytes| {
+                let mut f = LineFootprint::new(line_bytes);
+                events.iter().for_each(|e| f.observe(e));
+                LineHints {
+                    line_bytes,
+                    footprint_lines: f.lines().0,
+                    line_accesses: f.line_accesses(),
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let request = SimulateRequest {
         footprint_lines: Some(footprint.lines().0),
         line_accesses: Some(footprint.line_accesses()),
         with_curves: true,
+        line_hints,
         ..SimulateRequest::new(CacheParams {
             size_bytes,
             ..CacheParams::default()
@@ -76,6 +100,30 @@ fn main() -> std::io::Result<()> {
         let r = run_events(Simulate::new(stage).expect("job"), &header, &events)
             .map_err(std::io::Error::other)?;
         println!("stage {name:<8} {:>7.2} s CPU", cpu_secs() - cpu);
+        if r.request.stage == Stage::Variants {
+            for shown in &r.variants {
+                let v = &shown.request;
+                let exact = run_events(
+                    Simulate::new(SimulateRequest::new(v.cache.clone())).expect("job"),
+                    &header,
+                    &events,
+                )
+                .map_err(std::io::Error::other)?;
+                println!(
+                    "variant {:<16} {:<7} {:>4} KiB lines, {}: rate {:.5}{}, hit ratio {:.4} vs exact {:.4} ({:+.4})",
+                    v.cache.preset.as_deref().unwrap_or("-"),
+                    v.cache.policy,
+                    v.cache.line_bytes >> 10,
+                    v.cache.mode,
+                    shown.estimate_rate.unwrap_or(1.0),
+                    if shown.runs_estimated { "" } else { " (cell exact)" },
+                    hit(shown),
+                    hit(&exact),
+                    hit(shown) - hit(&exact)
+                );
+            }
+            continue;
+        }
         results.push(r);
         if first_only {
             return Ok(());

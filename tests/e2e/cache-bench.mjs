@@ -9,7 +9,10 @@
 // bundles before it print the same time for both), with the estimate's hit ratio and rate.
 // The kernels' own models (dm-cache, bcache: issue 10) have no estimate and no curves: their
 // first answer is the model's (`model_ms`, its passes over the trace), then a new size's; bcache
-// runs with 64 KiB buckets (bcache wants more than 512 buckets).
+// runs with 64 KiB buckets (bcache wants more than 512 buckets). Since the variants (issue 12,
+// third round) it also changes the write mode, the line size, the policy and the preset, in
+// turn, and prints how soon each is answered from the estimates computed ahead
+// (`computed_ahead`; null: not from them).
 //   node cache-bench.mjs [FILE] [SIZE_BYTES]     default: the bundled sample, 256 MiB
 //   PRESETS=none,dm-cache-approx node cache-bench.mjs   only these presets (default: all)
 import { spawn } from 'node:child_process';
@@ -93,9 +96,34 @@ try {
     }
     await newSize(page);
     const simOnly = await ms(page);
+    // A new write mode, then a new line size: answered from the estimates the worker computed
+    // ahead (once they are in: `variants_ready_ms` after the new size's exact answer), in the
+    // page's time from the select's change event to the answer on the page.
+    const ahead = {};
+    const ready = () => page.waitForFunction(() => Number(document.querySelector('[data-testid=cache-sim]')?.dataset.variants) > 0,
+      null, { timeout: 600_000, polling: 20 });
+    const t = Date.now();
+    await ready();
+    ahead.variants_ready_ms = Date.now() - t;
+    for (const [control, value] of [['cache-mode', 'wb'], ['cache-line', String(64 << 10)], ['cache-policy', 'sieve'],
+      ['cache-preset', 'dm-cache-approx']]) {
+      await ready();
+      await page.evaluate(() => {
+        window.aheadAt = null;
+        document.addEventListener('change', () => { window.changedAt = performance.now(); }, { capture: true, once: true });
+        const seen = new MutationObserver(() => {
+          if (document.querySelector('[data-testid=cache-variant]')) { window.aheadAt = performance.now(); seen.disconnect(); }
+        });
+        seen.observe(document, { subtree: true, childList: true, attributes: true });
+      });
+      await page.locator(`[data-testid=${control}]`).selectOption(value);
+      await page.waitForFunction(() => window.aheadAt !== null, null, { timeout: 60_000, polling: 10 }).catch(() => {});
+      ahead[`${control.slice(6)}_ms`] = await page.evaluate(() => window.aheadAt && window.aheadAt - window.changedAt);
+      await answered(page);
+    }
     console.log(JSON.stringify({ preset: p || 'none', size_bytes: size, line_hit_ratio: Number(hit),
       first_answer_ms: first, estimate: estimated, exact_ms: withCurves, first_curves_rate: rate,
-      curves_refined_ms: refined, new_size_exact_ms: simOnly }));
+      curves_refined_ms: refined, new_size_exact_ms: simOnly, computed_ahead: ahead }));
     await page.close();
   }
 } finally {

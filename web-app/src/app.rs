@@ -18,9 +18,7 @@ use crate::embedded;
 use crate::state::{Action, AppState, Phase};
 use crate::units::duration;
 use crate::url_state::{UrlState, VIEWS};
-use crate::worker::cache_sim::{
-    footprint_lines_at, line_accesses_at, CacheSimRequest, ModelRequest,
-};
+use crate::worker::cache_sim::{CacheSimRequest, ModelRequest};
 use crate::worker::codec::JsCodec;
 use crate::worker::predict::{PredictRequest, Staging};
 use crate::worker::protocol::{Request, Results, Source};
@@ -308,14 +306,15 @@ pub fn App() -> Html {
             (Some(results), "cache") if window_ready && model.is_none() => {
                 let cache = chosen_cache(results, &state.url);
                 let sizing = &results.analysis.cache_sizing;
+                // The hints at every line size (the footprint and line accesses, from the
+                // analysis): the worker runs the request in stages (`SimulateRequest::stages`):
+                // an estimate from a sample first, then the exact cache, then the estimates of
+                // its other line sizes and modes (answered at once when chosen), then the
+                // refined curves.
                 Some(CacheSimRequest {
-                    footprint_lines: Some(footprint_lines_at(sizing, cache.line_bytes)),
-                    line_accesses: Some(line_accesses_at(sizing, cache.line_bytes)),
-                    // The worker runs it in stages (`SimulateRequest::stages`): an estimate
-                    // from a sample first, then the exact cache, then the refined curves.
                     with_curves: true,
                     window_nanos: state.url.window_nanos(),
-                    ..CacheSimRequest::new(cache)
+                    ..CacheSimRequest::new(cache).with_hints(sizing)
                 })
             }
             _ => None,

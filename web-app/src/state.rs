@@ -10,7 +10,7 @@ use crate::url_state::UrlState;
 use analyzer_core::analysis::timeline::TimelineReport;
 use analyzer_core::mrc::MrcReport;
 
-use crate::worker::cache_sim::{CacheSimResult, ModelView};
+use crate::worker::cache_sim::{CacheSimResult, ModelView, Stage};
 use crate::worker::predict::PredictResult;
 use crate::worker::protocol::{JobId, Response, Results};
 
@@ -107,6 +107,22 @@ pub struct CacheSimState {
     /// read (0 to 1).
     pub model: Option<Rc<ModelView>>,
     pub model_progress: f64,
+    /// The estimates of the chosen cache's other line sizes and write modes, computed ahead
+    /// (the job's variants stage: each variant's own answer): a new line size or mode is
+    /// answered from them at once. They stay until the next job's come.
+    pub variants: Vec<Rc<CacheSimResult>>,
+    /// The job whose variants these are.
+    pub variants_job: Option<JobId>,
+}
+
+impl CacheSimState {
+    /// The variants of the latest request (of the cache now chosen), when they are in.
+    pub fn variants_of_latest(&self) -> usize {
+        match self.variants_job {
+            Some(job) if job + 1 == self.next_job => self.variants.len(),
+            _ => 0,
+        }
+    }
 }
 
 /// The Array view's prediction: the job computing in the worker and the last answer.
@@ -280,6 +296,18 @@ impl Reducible for AppState {
             }
             Action::Worker {
                 response: Response::CacheSimulated { job, result },
+                ..
+            } if result.request.stage == Stage::Variants => {
+                // The variants of the latest request (its own answer is in by now) replace
+                // the ones before.
+                if job + 1 != s.cache_sim.next_job {
+                    return self;
+                }
+                s.cache_sim.variants = result.variants.into_iter().map(Rc::new).collect();
+                s.cache_sim.variants_job = Some(job);
+            }
+            Action::Worker {
+                response: Response::CacheSimulated { job, result },
                 now_ms,
             } => {
                 if s.cache_sim.computing != Some(job) {
@@ -384,6 +412,9 @@ impl Reducible for AppState {
                             results.compression = r.compression.clone();
                         }
                         let results = Rc::new(results);
+                        // Estimates computed ahead are of the trace (or window) read before.
+                        s.cache_sim.variants.clear();
+                        s.cache_sim.variants_job = None;
                         if s.scoped_job != Some(loading.job) {
                             s.full = Some(results.clone());
                         }
@@ -523,7 +554,8 @@ mod tests {
         let result = run(stages[0].clone());
         let rate = result.estimate_rate.expect("an estimate of a sample");
         assert!(rate < 1.0 && result.runs_estimated);
-        assert_eq!(result.runs[0].sampled_rate, Some(rate));
+        // The cell at the sample's rate, or higher to keep enough lines in its scaled cache.
+        assert!(result.runs[0].sampled_rate.is_some_and(|r| r >= rate));
         let exact = run(stages[1].clone());
         assert_eq!(exact.estimate_rate, None);
         assert!(exact.curves.is_empty());
@@ -617,6 +649,137 @@ mod tests {
             Some(&sampled),
             "stale refinement"
         );
+    }
+
+    /// Issue 12: the variants stage's estimates are kept for the latest request only (they
+    /// answer a new line size or mode at once), never end its computing or replace its answer,
+    /// and a new trace drops them.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn the_latest_requests_variants_are_kept_apart_from_its_answer() {
+        use analyzer_core::job::run_events;
+        use analyzer_core::job::simulate::{LineHints, Simulate};
+        use analyzer_core::job::CacheParams;
+        let (events, header) = crate::test_support::sample_events(20_000);
+        let request = crate::worker::cache_sim::CacheSimRequest {
+            footprint_lines: Some(100_000),
+            line_accesses: Some(4 << 20),
+            line_hints: vec![LineHints {
+                line_bytes: 64 << 10,
+                footprint_lines: 10_000,
+                line_accesses: 1 << 20,
+            }],
+            ..crate::worker::cache_sim::CacheSimRequest::new(CacheParams {
+                size_bytes: 16 << 20,
+                ..CacheParams::default()
+            })
+        };
+        let stages = request.stages();
+        assert_eq!(
+            stages.iter().map(|s| s.stage).collect::<Vec<_>>(),
+            [Stage::Estimate, Stage::All, Stage::Variants]
+        );
+        let run = |r| run_events(Simulate::new(r).expect("job"), &header, &events).expect("runs");
+        // One other line size (the only one with hints), three other modes, the other
+        // policies, the presets of a hinted line size.
+        let ahead = run(stages[2].clone());
+        let variants = ahead.variants.clone();
+        let n = request.variants().len();
+        assert!(n > 4);
+        assert_eq!(variants.len(), n);
+        let sixty_four = CacheParams {
+            line_bytes: 64 << 10,
+            ..request.cache.clone()
+        };
+        assert_eq!(variants[0].request.cache, sixty_four);
+        let start = |s: Rc<AppState>, job| {
+            s.reduce(Action::CacheSimStart {
+                job,
+                now_ms: 0.0,
+                with_curves: false,
+            })
+        };
+        let worker =
+            |s: Rc<AppState>, response, now_ms| s.reduce(Action::Worker { response, now_ms });
+        let exact = run(stages[1].clone());
+        let s = start(Rc::new(AppState::new(UrlState::default())), 1);
+        let s = worker(
+            s,
+            Response::CacheSimulated {
+                job: 1,
+                result: Box::new(exact.clone()),
+            },
+            500.0,
+        );
+        let post = |s: Rc<AppState>, job| {
+            worker(
+                s,
+                Response::CacheSimulated {
+                    job,
+                    result: Box::new(ahead.clone()),
+                },
+                900.0,
+            )
+        };
+        let kept = |s: &AppState| {
+            s.cache_sim
+                .variants
+                .iter()
+                .map(|v| (**v).clone())
+                .collect::<Vec<_>>()
+        };
+        let s = post(s, 1);
+        assert_eq!(kept(&s), variants);
+        assert_eq!(s.cache_sim.variants_of_latest(), n);
+        assert_eq!(
+            s.cache_sim.result.as_deref(),
+            Some(&exact),
+            "its answer stays"
+        );
+        assert_eq!(s.cache_sim.elapsed_ms, Some(500.0));
+        // A newer request: the kept variants stay (they answer the new choice at once) but
+        // are not its own; the old request's, arriving late, are dropped.
+        let s = start(s, 2);
+        assert_eq!(s.cache_sim.variants.len(), n);
+        assert_eq!(s.cache_sim.variants_of_latest(), 0);
+        let s = post(s, 1);
+        assert_eq!(s.cache_sim.variants.len(), n, "not added again");
+        assert_eq!(s.cache_sim.computing, Some(2), "not an answer of job 2");
+        // Its own replace them.
+        let s = post(s, 2);
+        assert_eq!(s.cache_sim.variants_of_latest(), n);
+        assert_eq!(kept(&s), variants);
+        // A new trace drops them.
+        let s = s.reduce(Action::Start {
+            job: 7,
+            file_name: "next.csv".into(),
+            bytes_total: None,
+            now_ms: 0.0,
+            window_secs: None,
+        });
+        let bytes = crate::test_support::native(&header, &events[..200]);
+        let mut session = crate::worker::session::Session::new(
+            None,
+            analyzer_core::decode::DecodeOptions::default(),
+        );
+        session
+            .push(&bytes)
+            .map_err(|e| e.plain_words())
+            .expect("loads");
+        let results = session
+            .finish()
+            .map_err(|e| e.plain_words())
+            .expect("finishes")
+            .into_results("next.bst".into(), bytes.len() as u64);
+        let s = worker(
+            s,
+            Response::Done {
+                job: 7,
+                results: Box::new(results),
+            },
+            10.0,
+        );
+        assert!(s.cache_sim.variants.is_empty());
+        assert_eq!(s.cache_sim.variants_of_latest(), 0);
     }
 
     #[wasm_bindgen_test(unsupported = test)]

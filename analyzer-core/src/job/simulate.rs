@@ -63,6 +63,20 @@ pub const ESTIMATE_MIN_LINES: u64 = 1 << 13;
 /// trace (decoding it again), so they come in the first answer and there is no exact stage.
 pub const ESTIMATE_EXACT_CELLS_LINE_ACCESSES: u64 = 1 << 19;
 
+/// The line sizes an interactive view offers (4 KiB to 1 MiB, powers of two): the line sizes
+/// of [`Stage::Variants`].
+pub const VIEW_LINE_SIZES: [u64; 9] = [
+    4 << 10,
+    8 << 10,
+    16 << 10,
+    32 << 10,
+    64 << 10,
+    128 << 10,
+    256 << 10,
+    512 << 10,
+    1 << 20,
+];
+
 /// The sampling rate of an estimate ([`Stage::Estimate`]) of a trace with this footprint and
 /// these line accesses: the sample holds about [`ESTIMATE_LINE_ACCESSES`] line accesses and at
 /// least about [`ESTIMATE_MIN_LINES`] lines; 1 (the whole trace, exact) for a small trace.
@@ -70,6 +84,35 @@ pub fn estimate_rate(footprint_lines: u64, line_accesses: u64) -> f64 {
     let by_accesses = ESTIMATE_LINE_ACCESSES as f64 / line_accesses.max(1) as f64;
     let by_lines = ESTIMATE_MIN_LINES as f64 / footprint_lines.max(1) as f64;
     by_accesses.max(by_lines).min(1.0)
+}
+
+/// Fewest lines of an estimate's scaled-down cache, where the work allows
+/// ([`MAX_CELL_SAMPLED_ACCESSES`]): a cache of a few dozen lines scaled from a few hundred (large
+/// lines) misses far more often than the full cache does (on `make_trace 13`, a 256 MiB cache of
+/// 1 MiB lines scaled to 15 lines estimated 0.167 against the exact 0.203; at 16 KiB, 410 lines
+/// gave 0.079 against 0.098).
+pub const MIN_SCALED_LINES: u64 = 1 << 10;
+
+/// Most sampled line accesses of an estimate's cell when [`MIN_SCALED_LINES`] raises its rate.
+pub const MAX_CELL_SAMPLED_ACCESSES: u64 = 1 << 20;
+
+/// The rate of an estimate's cell of `capacity_lines` lines: the estimate's `rate`, raised so
+/// that the scaled cache keeps [`MIN_SCALED_LINES`] lines as long as it samples at most
+/// [`MAX_CELL_SAMPLED_ACCESSES`] of the trace's `line_accesses`; 1 or more means exact.
+pub fn cell_rate(rate: f64, capacity_lines: u64, line_accesses: u64) -> f64 {
+    let for_lines = MIN_SCALED_LINES as f64 / capacity_lines.max(1) as f64;
+    let by_work = MAX_CELL_SAMPLED_ACCESSES as f64 / line_accesses.max(1) as f64;
+    rate.max(for_lines.min(by_work))
+}
+
+/// An estimate's rate ([`estimate_rate`]) and whether its cells run on the sample (else
+/// exactly: a trace of at most [`ESTIMATE_EXACT_CELLS_LINE_ACCESSES`]).
+fn estimate_plan(footprint_lines: u64, line_accesses: u64) -> (f64, bool) {
+    let rate = estimate_rate(footprint_lines, line_accesses);
+    (
+        rate,
+        rate < 1.0 && line_accesses > ESTIMATE_EXACT_CELLS_LINE_ACCESSES,
+    )
 }
 
 /// What a run of a request computes: all of it (the CLI), or one stage of an interactive answer
@@ -89,6 +132,13 @@ pub enum Stage {
     Estimate,
     /// The curves alone (no cells), bias-corrected as an estimate's (SHARDS_adj).
     Curves,
+    /// The estimates a control's next choice would show first, computed ahead
+    /// ([`SimulateRequest::variants`]): the chosen cache with each other line size of
+    /// [`VIEW_LINE_SIZES`] and each other write mode, each exactly as a [`Stage::Estimate`] of
+    /// that cache would estimate it (the same rate from the same hints, the same sample), with
+    /// the chosen policy's estimated curve. An interactive host answers a new line size or
+    /// mode from it at once ([`SimulateResult::variant`]) while that choice's own stages run.
+    Variants,
 }
 
 impl Stage {
@@ -142,6 +192,20 @@ pub struct SimulateRequest {
     /// Time bins of the hits-and-fills series.
     #[serde(default = "default_time_bins")]
     pub time_bins: usize,
+    /// The footprint and line accesses at other line sizes ([`SimulateRequest::with_hints`]):
+    /// they choose [`Stage::Variants`]' rates, and with them [`SimulateRequest::stages`] adds
+    /// that stage.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub line_hints: Vec<LineHints>,
+}
+
+/// What a host knows of the trace at one line size, from its analysis ([`footprint_lines_at`],
+/// [`line_accesses_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineHints {
+    pub line_bytes: u64,
+    pub footprint_lines: u64,
+    pub line_accesses: u64,
 }
 
 fn default_time_bins() -> usize {
@@ -163,7 +227,88 @@ impl SimulateRequest {
             sizes: Vec::new(),
             warmup_nanos: 0,
             time_bins: default_time_bins(),
+            line_hints: Vec::new(),
         }
+    }
+
+    /// The request with the hints of an analysis's curve: the footprint and line accesses at
+    /// the cache's line size and at every line size of [`VIEW_LINE_SIZES`] (what the Cache view
+    /// sends: its stages then include [`Stage::Variants`]).
+    pub fn with_hints(self, report: &MrcReport) -> SimulateRequest {
+        let hints = |line_bytes| LineHints {
+            line_bytes,
+            footprint_lines: footprint_lines_at(report, line_bytes),
+            line_accesses: line_accesses_at(report, line_bytes),
+        };
+        let own = hints(self.cache.line_bytes);
+        SimulateRequest {
+            footprint_lines: Some(own.footprint_lines),
+            line_accesses: Some(own.line_accesses),
+            line_hints: VIEW_LINE_SIZES.iter().map(|&l| hints(l)).collect(),
+            ..self
+        }
+    }
+
+    /// The hints at `line_bytes`: the request's own at its line size, else from
+    /// [`SimulateRequest::line_hints`].
+    fn hints_at(&self, line_bytes: u64) -> (Option<u64>, Option<u64>) {
+        if line_bytes == self.cache.line_bytes {
+            return (self.footprint_lines, self.line_accesses);
+        }
+        self.line_hints
+            .iter()
+            .find(|h| h.line_bytes == line_bytes)
+            .map_or((None, None), |h| {
+                (Some(h.footprint_lines), Some(h.line_accesses))
+            })
+    }
+
+    /// The caches [`Stage::Variants`] estimates: the chosen one with one setting changed, as
+    /// one control of an interactive view changes it: each other line size of
+    /// [`VIEW_LINE_SIZES`], each other write mode, each other online policy, each product preset
+    /// as `--preset` alone gives it (its policy, line size and mode, its admission) and, from a
+    /// preset, none. Only line sizes with hints ([`SimulateRequest::line_hints`]).
+    pub fn variants(&self) -> Vec<CacheParams> {
+        let c = &self.cache;
+        let mut out: Vec<CacheParams> = Vec::new();
+        let mut add = |v: CacheParams| {
+            let hinted = v.line_bytes == c.line_bytes || self.hints_at(v.line_bytes).0.is_some();
+            if v != *c && hinted && !out.contains(&v) {
+                out.push(v);
+            }
+        };
+        for line_bytes in VIEW_LINE_SIZES {
+            add(CacheParams {
+                line_bytes,
+                ..c.clone()
+            });
+        }
+        for m in WriteMode::ALL {
+            add(CacheParams {
+                mode: m.name().into(),
+                ..c.clone()
+            });
+        }
+        for p in PolicyKind::ALL.into_iter().filter(|p| !p.needs_future()) {
+            add(CacheParams {
+                policy: p.name().into(),
+                ..c.clone()
+            });
+        }
+        for p in Preset::ALL {
+            if let Ok(v) = CacheParams::choose(Some(p.name), None, None, None, None, c.size()) {
+                add(v);
+            }
+        }
+        if c.preset.is_some() {
+            add(CacheParams {
+                preset: None,
+                admission: None,
+                line_bytes: CacheParams::default().line_bytes,
+                ..c.clone()
+            });
+        }
+        out
     }
 
     /// The interactive answer's stages, each a request to run in turn: an estimate of the
@@ -195,16 +340,23 @@ impl SimulateRequest {
             ),
             _ => (false, false),
         };
+        // The variants come once the chosen cache's exact answer is in, before the long
+        // refinement of the curves.
+        let variants = (!self.line_hints.is_empty()).then(|| staged(Stage::Variants, false));
         if whole {
-            return vec![estimate];
+            return std::iter::once(estimate).chain(variants).collect();
         }
         std::iter::once(estimate)
             .chain((!exact_cells).then_some(exact))
+            .chain(variants)
             .chain(curves)
             .collect()
     }
 
     fn grid(&self) -> Vec<CacheParams> {
+        if self.stage == Stage::Variants {
+            return self.variants();
+        }
         let policies = if self.policies.is_empty() {
             vec![self.cache.policy.clone()]
         } else {
@@ -264,6 +416,68 @@ pub struct SimulateResult {
     /// answer; [`Stage::All`] brings them exactly).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub runs_estimated: bool,
+    /// A [`Stage::Variants`] answer: each variant's answer, as its own [`Stage::Estimate`]
+    /// would give it (with its policy's curve alone), its request marked [`Stage::Variants`];
+    /// the answer's own `runs` and `curves` are then empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<SimulateResult>,
+}
+
+/// What one cell of a [`Stage::Variants`] run is.
+#[derive(Clone, Debug, PartialEq)]
+struct Variant {
+    cache: CacheParams,
+    footprint_lines: Option<u64>,
+    estimate_rate: Option<f64>,
+    runs_estimated: bool,
+    /// It has a curve (the next of the job's curves).
+    curve: bool,
+}
+
+impl SimulateResult {
+    /// The answer a [`Stage::Estimate`] of `cache` (with no curves but its policy's) would give,
+    /// from a [`Stage::Variants`] answer that estimated it: `None` when it did not.
+    pub fn variant(&self, cache: &CacheParams) -> Option<&SimulateResult> {
+        self.variants.iter().find(|r| r.request.cache == *cache)
+    }
+}
+
+/// Each variant's answer from its cell and its curve ([`SimulateResult::variants`]).
+fn variant_results(
+    request: &SimulateRequest,
+    variants: Vec<Variant>,
+    runs: Vec<SimRun>,
+    curves: Vec<MrcReport>,
+) -> Vec<SimulateResult> {
+    let mut curves = curves.into_iter();
+    let mut out = Vec::with_capacity(variants.len());
+    for (v, run) in variants.into_iter().zip(runs) {
+        let curve = if v.curve { curves.next() } else { None };
+        let (footprint_lines, line_accesses) = request.hints_at(v.cache.line_bytes);
+        out.push(SimulateResult {
+            request: SimulateRequest {
+                cache: v.cache,
+                footprint_lines,
+                line_accesses,
+                stage: Stage::Variants,
+                with_curves: false,
+                curve_passes: request.curve_passes,
+                window_nanos: request.window_nanos,
+                policies: Vec::new(),
+                sizes: Vec::new(),
+                warmup_nanos: request.warmup_nanos,
+                time_bins: request.time_bins,
+                line_hints: Vec::new(),
+            },
+            footprint_lines: v.footprint_lines,
+            runs: vec![run],
+            curves: curve.into_iter().collect(),
+            estimate_rate: v.estimate_rate,
+            runs_estimated: v.runs_estimated,
+            variants: Vec::new(),
+        });
+    }
+    out
 }
 
 /// A cell's simulator.
@@ -422,6 +636,8 @@ pub struct Simulate {
     /// Cells split off and not joined back yet.
     outside: usize,
     curves: Vec<MiniSim>,
+    /// [`Stage::Variants`]: what each cell is.
+    variants: Vec<Variant>,
     done: Vec<(usize, SimRun)>,
     header: TraceHeader,
     max_exact_lines: Option<u64>,
@@ -494,7 +710,7 @@ impl Simulate {
             c.choice()
                 .is_ok_and(|ch| ch.config(1).policy.needs_future())
         });
-        let estimate = request.stage == Stage::Estimate;
+        let estimate = matches!(request.stage, Stage::Estimate | Stage::Variants);
         if estimate && needs_future {
             return Err(JobError::invalid(
                 "stage estimate",
@@ -530,6 +746,7 @@ impl Simulate {
             split_future: None,
             outside: 0,
             curves: Vec::new(),
+            variants: Vec::new(),
             done: Vec::new(),
             header: TraceHeader::default(),
             max_exact_lines,
@@ -550,16 +767,19 @@ impl Simulate {
         let limit = self.max_exact_lines.unwrap_or(u64::MAX);
         // Resident lines never exceed the footprint: a trace whose footprint fits is simulated
         // exactly whatever the cache size; otherwise a cache over the limit is sampled.
-        let limit = match footprint {
+        let limit_for = |footprint: Option<u64>| match footprint {
             Some(f) if (1..=limit).contains(&f) => u64::MAX,
             _ => limit,
         };
         let future = self.future.take().map(NextUseBuilder::finish);
+        if self.request.stage == Stage::Variants {
+            return self.prepare_variants(limit_for);
+        }
         if self.request.stage == Stage::Estimate {
             let accesses = self.line_accesses.unwrap_or(0);
-            let rate = estimate_rate(footprint.unwrap_or(0), accesses);
+            let (rate, sampled) = estimate_plan(footprint.unwrap_or(0), accesses);
             self.estimate_rate = Some(rate);
-            self.cells_sampled = rate < 1.0 && accesses > ESTIMATE_EXACT_CELLS_LINE_ACCESSES;
+            self.cells_sampled = sampled;
         }
         let mut specs = Vec::new();
         for (index, params) in self.grid.iter().enumerate() {
@@ -569,12 +789,18 @@ impl Simulate {
             let mut config = params.sim_config(footprint)?;
             config.warmup_nanos = self.request.warmup_nanos;
             config.time_bins = self.request.time_bins;
+            let accesses = self.line_accesses.unwrap_or(0);
+            let estimate_rate = self
+                .estimate_rate
+                .filter(|_| self.cells_sampled)
+                .map(|r| cell_rate(r, config.capacity_lines, accesses))
+                .filter(|&r| r < 1.0);
             specs.push(CellSpec {
                 index,
                 params: params.clone(),
                 config,
-                limit,
-                estimate_rate: self.estimate_rate.filter(|_| self.cells_sampled),
+                limit: limit_for(footprint),
+                estimate_rate,
             });
         }
         // Cells for worker threads are built there, at the last pass's start.
@@ -594,12 +820,6 @@ impl Simulate {
             let f = footprint.unwrap_or(0);
             if f > 0 {
                 let base = self.grid[0].sim_config(footprint)?;
-                let count = if self.request.stage == Stage::Estimate {
-                    ESTIMATE_CURVE_SIZES
-                } else {
-                    CURVE_SIZES
-                };
-                let sizes = linear_sizes(f, count);
                 let mut policies: Vec<PolicyKind> = CURVE_POLICIES
                     .iter()
                     .filter_map(|p| PolicyKind::from_name(p))
@@ -611,23 +831,88 @@ impl Simulate {
                     }
                 }
                 for policy in policies {
-                    let mut c = MiniSimConfig::new(policy, base.line_bytes, sizes.clone());
-                    c.sim.mode = base.mode;
-                    c.max_passes = self.request.curve_passes;
-                    // The interactive stages' curves are bias-corrected: without it, MiniSim's
-                    // default miniatures were 0.023 off full simulation on make_trace's 1.1 M
-                    // requests (the hottest lines in or out of their samples), 0.0015 with it.
-                    c.bias_correction = self.request.stage != Stage::All;
-                    if let Some(rate) = self.estimate_rate {
-                        // Every miniature on the estimate's one sample.
-                        c.base_rate = rate;
-                        c.min_sampled_lines = 0;
-                        c.max_passes = None;
-                    }
-                    self.curves.push(MiniSim::new(c).map_err(|e| {
-                        JobError::invalid(format!("curve {}", policy.name()), e.to_string())
-                    })?);
+                    let curve = self.curve(policy, &base, f, self.estimate_rate)?;
+                    self.curves.push(curve);
                 }
+            }
+        }
+        self.prepared = true;
+        Ok(())
+    }
+
+    /// One policy's MiniSim curve over a footprint of `footprint_lines` lines of
+    /// `base.line_bytes`, on an estimate's one sample when `estimate_rate` is given.
+    fn curve(
+        &self,
+        policy: PolicyKind,
+        base: &SimConfig,
+        footprint_lines: u64,
+        estimate_rate: Option<f64>,
+    ) -> Result<MiniSim, JobError> {
+        let count = if estimate_rate.is_some() {
+            ESTIMATE_CURVE_SIZES
+        } else {
+            CURVE_SIZES
+        };
+        let mut c = MiniSimConfig::new(
+            policy,
+            base.line_bytes,
+            linear_sizes(footprint_lines, count),
+        );
+        c.sim.mode = base.mode;
+        c.max_passes = self.request.curve_passes;
+        // The interactive stages' curves are bias-corrected: without it, MiniSim's default
+        // miniatures were 0.023 off full simulation on make_trace's 1.1 M requests (the hottest
+        // lines in or out of their samples), 0.0015 with it.
+        c.bias_correction = self.request.stage != Stage::All;
+        if let Some(rate) = estimate_rate {
+            // Every miniature on the estimate's one sample.
+            c.base_rate = rate;
+            c.min_sampled_lines = 0;
+            c.max_passes = None;
+        }
+        MiniSim::new(c)
+            .map_err(|e| JobError::invalid(format!("curve {}", policy.name()), e.to_string()))
+    }
+
+    /// [`Stage::Variants`]: each variant's cell and its policy's curve, as that cache's own
+    /// [`Stage::Estimate`] would build them from its hints.
+    fn prepare_variants(&mut self, limit_for: impl Fn(Option<u64>) -> u64) -> Result<(), JobError> {
+        for (index, params) in self.grid.iter().enumerate() {
+            // The cache's own line size: the hints as given, or as the first pass counted them.
+            let (footprint, accesses) = if params.line_bytes == self.request.cache.line_bytes {
+                (self.footprint_lines, self.line_accesses)
+            } else {
+                self.request.hints_at(params.line_bytes)
+            };
+            let (rate, sampled) = estimate_plan(footprint.unwrap_or(0), accesses.unwrap_or(0));
+            let mut config = params.sim_config(footprint)?;
+            config.warmup_nanos = self.request.warmup_nanos;
+            config.time_bins = self.request.time_bins;
+            let policy = config.policy;
+            let base = config.clone();
+            let cell_rate = sampled
+                .then(|| cell_rate(rate, config.capacity_lines, accesses.unwrap_or(0)))
+                .filter(|&r| r < 1.0);
+            let cell = CellSpec {
+                index,
+                params: params.clone(),
+                config,
+                limit: limit_for(footprint),
+                estimate_rate: cell_rate,
+            }
+            .build(None)?;
+            self.cells.push(cell);
+            self.variants.push(Variant {
+                cache: params.clone(),
+                footprint_lines: footprint,
+                estimate_rate: (rate < 1.0).then_some(rate),
+                runs_estimated: sampled,
+                curve: footprint.is_some_and(|f| f > 0),
+            });
+            if let Some(f) = footprint.filter(|&f| f > 0) {
+                let curve = self.curve(policy, &base, f, Some(rate))?;
+                self.curves.push(curve);
             }
         }
         self.prepared = true;
@@ -776,16 +1061,30 @@ impl Job for Simulate {
         let mut runs: Vec<(usize, SimRun)> = std::mem::take(&mut self.done);
         runs.extend(self.cells.into_iter().map(Cell::finish));
         runs.sort_by_key(|(i, _)| *i);
+        let mut runs: Vec<SimRun> = runs.into_iter().map(|(_, r)| r).collect();
+        let mut curves: Vec<MrcReport> = self
+            .curves
+            .into_iter()
+            .map(|c| c.finish(&self.header))
+            .collect();
+        let variants = if self.request.stage == Stage::Variants {
+            let v = std::mem::take(&mut self.variants);
+            variant_results(
+                &self.request,
+                v,
+                std::mem::take(&mut runs),
+                std::mem::take(&mut curves),
+            )
+        } else {
+            Vec::new()
+        };
         Ok(SimulateResult {
             footprint_lines: self.footprint_lines,
             estimate_rate: self.estimate_rate.filter(|&r| r < 1.0),
             runs_estimated: self.cells_sampled,
-            runs: runs.into_iter().map(|(_, r)| r).collect(),
-            curves: self
-                .curves
-                .into_iter()
-                .map(|c| c.finish(&self.header))
-                .collect(),
+            variants,
+            runs,
+            curves,
             request: self.request,
         })
     }
@@ -1021,11 +1320,207 @@ mod tests {
             ..big.clone()
         };
         assert_eq!(kinds(&belady), [Stage::All]);
-        assert!(Simulate::new(SimulateRequest {
-            stage: Stage::Estimate,
-            ..belady
-        })
-        .is_err());
+        for stage in [Stage::Estimate, Stage::Variants] {
+            assert!(Simulate::new(SimulateRequest {
+                stage,
+                ..belady.clone()
+            })
+            .is_err());
+        }
+        let hinted_belady = hinted(&events, belady, 1);
+        assert_eq!(kinds(&hinted_belady), [Stage::All], "no variants either");
+    }
+
+    /// Hints counted exactly at every line size of the view, as `with_hints` gives them from
+    /// an analysis, times `scale` (a larger trace's hints: lower rates, sampled cells).
+    fn hinted(events: &[IoEvent], mut r: SimulateRequest, scale: u64) -> SimulateRequest {
+        r.line_hints = VIEW_LINE_SIZES
+            .iter()
+            .map(|&line_bytes| {
+                let mut f = LineFootprint::new(line_bytes);
+                events.iter().for_each(|e| f.observe(e));
+                LineHints {
+                    line_bytes,
+                    footprint_lines: f.lines().0 * scale,
+                    line_accesses: f.line_accesses() * scale,
+                }
+            })
+            .collect();
+        let own = r.hints_at(r.cache.line_bytes);
+        let own = r
+            .line_hints
+            .iter()
+            .find(|h| h.line_bytes == r.cache.line_bytes)
+            .map_or(own, |h| (Some(h.footprint_lines), Some(h.line_accesses)));
+        r.footprint_lines = own.0;
+        r.line_accesses = own.1;
+        r
+    }
+
+    /// The variants stage computes ahead exactly what each variant's own first answer (its
+    /// estimate stage) will show: the same cell, bit for bit, and the same curve of the chosen
+    /// policy; sampled or exact as that estimate would be.
+    #[test]
+    fn variants_are_the_estimates_the_next_choice_shows_first() {
+        let events = oltp(11, 60_000, 1 << 20);
+        for scale in [1, 16] {
+            let request = hinted(&events, view_request(&events, "arc", 32 << 20), scale);
+            let stages = request.stages();
+            let kinds: Vec<Stage> = stages.iter().map(|s| s.stage).collect();
+            let variants = stages
+                .iter()
+                .find(|s| s.stage == Stage::Variants)
+                .unwrap_or_else(|| panic!("a variants stage in {kinds:?}"));
+            let ahead = run(variants.clone(), &events);
+            let caches = request.variants();
+            // Every other line size, mode, online policy and preset, once each.
+            let (lines, modes) = (VIEW_LINE_SIZES.len() - 1, WriteMode::ALL.len() - 1);
+            let policies = PolicyKind::ALL.iter().filter(|p| !p.needs_future()).count() - 1;
+            assert_eq!(caches.len(), lines + modes + policies + Preset::ALL.len());
+            assert_eq!(ahead.variants.len(), caches.len());
+            assert!(ahead.runs.is_empty() && ahead.curves.is_empty());
+            let mut sampled = 0;
+            for cache in &caches {
+                let shown = ahead.variant(cache).expect("estimated ahead");
+                // What choosing it sends, and that request's first stage.
+                let chosen = hinted(
+                    &events,
+                    SimulateRequest {
+                        cache: cache.clone(),
+                        ..view_request(&events, "arc", 32 << 20)
+                    },
+                    scale,
+                );
+                let first = run(chosen.stages()[0].clone(), &events);
+                assert_eq!(first.request.stage, Stage::Estimate);
+                assert_eq!(
+                    shown.request.stage,
+                    Stage::Variants,
+                    "marked as computed ahead"
+                );
+                assert_eq!(shown.runs, first.runs, "{cache:?} at scale {scale}");
+                assert_eq!(shown.runs_estimated, first.runs_estimated);
+                assert_eq!(shown.estimate_rate, first.estimate_rate);
+                // The variant's policy's curve, as its first stage has it (which draws no LRU
+                // curve: the analysis has the exact one).
+                let policy = cache.choice().expect("valid").config(1).policy;
+                assert_eq!(shown.curves.len(), 1);
+                assert_eq!(shown.curves[0].policy, policy.name());
+                if let Some(curve) = first.curves.iter().find(|c| c.policy == policy.name()) {
+                    assert_eq!(shown.curves[0], *curve, "{cache:?}");
+                } else {
+                    assert_eq!(policy, PolicyKind::Lru);
+                }
+                assert_eq!(shown.request.cache, *cache);
+                sampled += usize::from(shown.runs_estimated);
+            }
+            // At scale 1 (240 K line accesses at most) every cell is exact; at 16 the small
+            // lines' cells are sampled.
+            if scale == 1 {
+                assert_eq!(sampled, 0);
+            } else {
+                assert!(sampled > 0);
+            }
+            assert!(
+                ahead.variant(&request.cache).is_none(),
+                "not its own variant"
+            );
+            assert!(ahead
+                .variants
+                .iter()
+                .zip(&caches)
+                .all(|(r, c)| r.request.cache == *c));
+            // The same in JSON (the worker posts it to the page).
+            let json = serde_json::to_string(&ahead).expect("serialises");
+            let back: SimulateResult = serde_json::from_str(&json).expect("reads");
+            assert_eq!(back, ahead);
+        }
+    }
+
+    /// A cache of few large lines keeps at least `MIN_SCALED_LINES` lines in its estimate
+    /// (within the work bound), and so stays within the stated error where a cache scaled by
+    /// the sample's rate alone (a few lines) was far off.
+    #[test]
+    fn a_cache_of_few_lines_is_estimated_in_a_cache_of_enough_lines() {
+        assert_eq!(cell_rate(0.01, 1 << 20, 1 << 30), 0.01);
+        assert_eq!(
+            cell_rate(0.01, 256, 1 << 18),
+            4.0,
+            "exact: few lines, little work"
+        );
+        let bounded = cell_rate(0.01, 256, 1 << 24);
+        assert_eq!(bounded, 1.0 / 16.0, "the work bound");
+        let events = oltp(7, 120_000, 2 << 20);
+        for (line, size) in [(1u64 << 20, 64u64 << 20), (256 << 10, 32 << 20)] {
+            let request = SimulateRequest {
+                cache: CacheParams {
+                    line_bytes: line,
+                    ..view_request(&events, "lru", size).cache
+                },
+                ..view_request(&events, "lru", size)
+            };
+            // Hints of a trace 8 times as long: sampled at a low rate, within the work bound.
+            let request = hinted(&events, request, 8);
+            let first = run(request.stages()[0].clone(), &events);
+            assert!(first.runs_estimated);
+            let rate = first.estimate_rate.expect("sampled");
+            let cell = first.runs[0].sampled_rate.unwrap_or(1.0);
+            assert!(
+                cell > rate,
+                "{line}: the cell's rate {cell} above the sample's {rate}"
+            );
+            let exact = run(SimulateRequest::new(request.cache.clone()), &events);
+            let plain = {
+                let config = request.cache.sim_config(None).expect("config");
+                let mut s = SampledSimulator::with_rate(&config, rate)
+                    .expect("config")
+                    .with_bias_correction();
+                events.iter().for_each(|e| s.observe(e));
+                s.finish().whole.ratios.line_hit_ratio.unwrap_or(0.0)
+            };
+            eprintln!(
+                "{line}: estimate {:.4} (cell rate {cell:.3}), at the sample's rate {rate:.4} alone {plain:.4}, exact {:.4}",
+                hit(&first),
+                hit(&exact)
+            );
+            assert!((hit(&first) - hit(&exact)).abs() <= 0.015);
+        }
+    }
+
+    /// Only a request with every line size's hints (the Cache view's) gets the variants
+    /// stage, after the exact cells and before the curves' refinement; Belady gets none.
+    #[test]
+    fn the_variants_stage_comes_after_the_exact_answer() {
+        let events = oltp(12, 20_000, 1 << 20);
+        let kinds = |r: &SimulateRequest| r.stages().iter().map(|s| s.stage).collect::<Vec<_>>();
+        let big = hinted(&events, view_request(&events, "lru", 16 << 20), 64);
+        assert_eq!(
+            kinds(&big),
+            [Stage::Estimate, Stage::All, Stage::Variants, Stage::Curves]
+        );
+        let small = hinted(&events, view_request(&events, "lru", 16 << 20), 1);
+        assert_eq!(kinds(&small)[1..], [Stage::Variants, Stage::Curves]);
+        // (Belady: no variants, `stages_follow_the_sample_and_the_policy`.)
+        // The analysis's hints give the same stages.
+        let mut f = LineFootprint::new(4096);
+        events.iter().for_each(|e| f.observe(e));
+        let report = crate::mrc::MrcReport {
+            line_bytes: 4096,
+            footprint_lines: f.lines().0,
+            line_accesses: f.line_accesses(),
+            policy: "lru".into(),
+            method: crate::mrc::Method::Exact,
+            requests: events.len() as u64,
+            footprint_exact: true,
+            sampling: None,
+            points: Vec::new(),
+            request_points: Vec::new(),
+            recommendation: None,
+        };
+        let from_report = SimulateRequest::new(big.cache.clone()).with_hints(&report);
+        assert_eq!(from_report.line_hints.len(), VIEW_LINE_SIZES.len());
+        assert_eq!(from_report.footprint_lines, Some(f.lines().0));
+        assert!(kinds(&from_report).contains(&Stage::Variants));
     }
 
     /// A trace the sample would hold whole: one stage, exact (the same cells as the exact run,

@@ -205,7 +205,11 @@ impl Miniature {
     fn hit_ratio(self, expected_lines: Option<f64>) -> f64 {
         match self {
             Miniature::Lean(m) => match expected_lines.filter(|&n| n >= 1.0) {
-                Some(n) => ((m.hits as f64 + n - m.lines as f64) / n).clamp(0.0, 1.0),
+                // The surplus (or deficit) hits as the sample's hittable accesses do.
+                Some(n) => {
+                    let hittable = 1.0 - m.unhittable as f64 / m.lines.max(1) as f64;
+                    ((m.hits as f64 + (n - m.lines as f64) * hittable) / n).clamp(0.0, 1.0)
+                }
                 None => m.hits as f64 / m.lines.max(1) as f64,
             },
             Miniature::Full(sim) => sim.finish().whole.ratios.line_hit_ratio.unwrap_or(0.0),
@@ -243,6 +247,8 @@ struct Lean {
     evicted: Vec<u64>,
     vtime: u64,
     lines: u64,
+    /// Line accesses that are writes to a read-only cache (they never hit).
+    unhittable: u64,
     hits: u64,
 }
 
@@ -253,6 +259,7 @@ impl Lean {
         self.vtime += 1;
         self.lines += 1;
         if write && self.mode == WriteMode::ReadOnly {
+            self.unhittable += 1;
             self.policy.remove(key);
             return;
         }
@@ -338,6 +345,7 @@ impl MiniSim {
                     evicted: Vec::new(),
                     vtime: 0,
                     lines: 0,
+                    unhittable: 0,
                     hits: 0,
                 })
             } else {

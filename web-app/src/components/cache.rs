@@ -16,7 +16,9 @@ use crate::components::chart_card::ChartCard;
 use crate::state::CacheSimState;
 use crate::units::{bytes, count, duration, powers_of_two};
 use crate::url_state::{dm_cache_blocks, kernel_modes, UrlState};
-use crate::worker::cache_sim::{CacheSimResult, KernelModel, ModelRequest, ModelView};
+use crate::worker::cache_sim::{
+    CacheSimResult, KernelModel, ModelRequest, ModelView, VIEW_LINE_SIZES,
+};
 use crate::worker::predict::CacheParams;
 use crate::worker::protocol::Results;
 use analyzer_core::job::simulate::model::refuse_generic_settings;
@@ -293,7 +295,7 @@ fn model_command(r: &ModelRequest) -> String {
 
 /// Line sizes offered: the simulator's range, 4 KiB to 1 MiB.
 fn line_sizes() -> impl Iterator<Item = u64> {
-    powers_of_two(4 << 10, 1 << 20)
+    VIEW_LINE_SIZES.into_iter()
 }
 
 /// bcache bucket sizes offered (`--bucket-size`): 4 KiB to 2 MiB (make-bcache's default
@@ -588,15 +590,39 @@ pub fn CacheView(props: &CacheProps) -> Html {
             });
         })
     };
+    let wanted = chosen_cache(&props.results, &props.url);
+    let wanted_window = props.url.window_nanos();
+    let own_result = props
+        .sim
+        .result
+        .as_ref()
+        .filter(|r| r.request.cache == wanted && r.request.window_nanos == wanted_window)
+        .filter(|_| kernel.is_none());
+    // A new line size, mode, policy or preset: the estimate computed ahead for it (the same
+    // numbers its own first stage will bring), until that stage answers.
+    let variant = match own_result {
+        Some(_) => None,
+        None => props.sim.variants.iter().find(|v| {
+            v.request.cache == wanted && v.request.window_nanos == wanted_window && kernel.is_none()
+        }),
+    };
+    let sim_result = own_result.or(variant);
+    // How many caches one control away from the chosen one would answer at once.
+    let variants_ready = props.sim.variants_of_latest();
     // The chosen policy's curve answers a new size or policy at once (an estimate: no
     // admission rule), while the worker simulates it.
     let curves_estimated = props.sim.refining.is_some();
     let chosen_policy = props.url.cache_policy.as_str();
-    let policy_curve = props
-        .sim
-        .curves
-        .as_ref()
-        .and_then(|c| c.iter().find(|r| r.policy == chosen_policy))
+    // A variant's answer carries its policy's curve at its line size and mode.
+    let policy_curve = variant
+        .and_then(|v| v.curves.first())
+        .or_else(|| {
+            props
+                .sim
+                .curves
+                .as_ref()
+                .and_then(|c| c.iter().find(|r| r.policy == chosen_policy))
+        })
         .map(Curve::from_report);
     let curve_answer = policy_curve
         .as_ref()
@@ -621,14 +647,6 @@ pub fn CacheView(props: &CacheProps) -> Html {
             .filter_map(|r| r.sampling.as_ref().map(|s| s.rate))
             .reduce(f64::min)
     });
-    let wanted = chosen_cache(&props.results, &props.url);
-    let wanted_window = props.url.window_nanos();
-    let sim_result = props
-        .sim
-        .result
-        .as_ref()
-        .filter(|r| r.request.cache == wanted && r.request.window_nanos == wanted_window)
-        .filter(|_| kernel.is_none());
     let effective = wanted.sim_config(None).map_err(|e| e.to_string());
     let line_choices: Vec<u64> = if kernel.is_some() {
         dm_cache_blocks().collect()
@@ -790,6 +808,7 @@ pub fn CacheView(props: &CacheProps) -> Html {
                 </section>
             } else {
             <section class="chart-card" data-testid="cache-sim" data-computing={computing.to_string()}
+                data-variants={variants_ready.to_string()}
                 data-window-nanos={sim_result.and_then(|r| r.request.window_nanos).map(|(a, b)| format!("{a}-{b}")).unwrap_or_default()}>
                 <h3>{ format!("Simulated on {scope}: {}{} of {} with {} KiB lines, {}",
                     wanted.preset.as_deref().map(|p| format!("{p} preset, ")).unwrap_or_default(),
@@ -807,6 +826,14 @@ pub fn CacheView(props: &CacheProps) -> Html {
                     }</p>
                 }
                 if let Some(r) = sim_result { { sim_card(r) } }
+                if let Some(v) = variant {
+                    <p class="notice" data-testid="cache-variant" data-value={v.estimate_rate.unwrap_or(1.0).to_string()}>{
+                        match (v.runs_estimated, v.estimate_rate) {
+                            (true, Some(rate)) => format!("Estimated ahead, while the previous choice was on the page: a {} spatial sample, the same estimate this choice's own first answer gives (shown at once; its exact simulation is running).", rate_words(rate)),
+                            _ => "Computed ahead, while the previous choice was on the page: this cache simulated on every request (shown at once; the curves for it are being computed).".to_owned(),
+                        }
+                    }</p>
+                }
                 if let Some(rate) = sim_result.filter(|r| r.runs_estimated).and_then(|r| r.estimate_rate) {
                     <p class="notice" data-testid="cache-estimate" data-value={rate.to_string()}>{
                         format!("Estimate: a {} spatial sample of the lines ({} line accesses) ran in a cache scaled down by the same rate, with the sample's surplus or deficit of accesses counted as hits (MiniSim with SHARDS's correction; within about 0.01 of the exact hit ratio in our tests, docs/web.md). The exact simulation of every request is running and will replace it.",

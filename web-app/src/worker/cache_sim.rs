@@ -6,8 +6,8 @@
 //! bounded at [`MAX_MODEL_UNITS`].
 
 pub use analyzer_core::job::simulate::{
-    footprint_lines_at, line_accesses_at, SimulateRequest as CacheSimRequest,
-    SimulateResult as CacheSimResult, Stage, CURVE_POLICIES, CURVE_SIZES,
+    SimulateRequest as CacheSimRequest, SimulateResult as CacheSimResult, Stage, CURVE_POLICIES,
+    CURVE_SIZES, VIEW_LINE_SIZES,
 };
 
 pub use analyzer_core::job::simulate::model::{
