@@ -417,6 +417,14 @@ impl Reducible for AppState {
                         s.cache_sim.variants_job = None;
                         if s.scoped_job != Some(loading.job) {
                             s.full = Some(results.clone());
+                            // A new trace: the answers of the one before are not its answers,
+                            // even for the same settings (the views match answers by settings,
+                            // and the Array view's staging would take an old answer as shown).
+                            s.cache_sim.result = None;
+                            s.cache_sim.curves = None;
+                            s.cache_sim.refining = None;
+                            s.cache_sim.model = None;
+                            s.predict.result = None;
                         }
                         s.results = Some(results);
                         s.phase = Phase::Ready;
@@ -748,7 +756,28 @@ mod tests {
         let s = post(s, 2);
         assert_eq!(s.cache_sim.variants_of_latest(), n);
         assert_eq!(kept(&s), variants);
-        // A new trace drops them.
+        // An Array view answer too, then a new trace drops them all.
+        let predicted = run_events(
+            analyzer_core::job::predict::Predict::new(crate::worker::predict::PredictRequest::new(
+                vec![analyzer_core::job::predict::ArrayParams::default()],
+                None,
+                4,
+            ))
+            .expect("valid"),
+            &header,
+            &events[..500],
+        )
+        .expect("runs");
+        let s = s.reduce(Action::PredictStart { job: 1 });
+        let s = worker(
+            s,
+            Response::Predicted {
+                job: 1,
+                result: Box::new(predicted),
+            },
+            1.0,
+        );
+        assert!(s.predict.result.is_some() && s.cache_sim.result.is_some());
         let s = s.reduce(Action::Start {
             job: 7,
             file_name: "next.csv".into(),
@@ -780,6 +809,10 @@ mod tests {
         );
         assert!(s.cache_sim.variants.is_empty());
         assert_eq!(s.cache_sim.variants_of_latest(), 0);
+        // And the previous trace's answers, which the views would match by their settings.
+        assert_eq!(s.cache_sim.result, None);
+        assert_eq!(s.cache_sim.curves, None);
+        assert_eq!(s.predict.result, None);
     }
 
     #[wasm_bindgen_test(unsupported = test)]
