@@ -345,8 +345,9 @@ test('a new line size, write mode, policy or preset answers at once from estimat
   await page.goto(`${baseUrl.replace(/\?.*$/, '')}#view=cache&cache=${size}&cpol=arc`);
   await page.locator('[data-testid=file-input]').setInputFiles(file);
   await waitReady(page);
+  // Both parts: line sizes and modes, then policies and presets.
   const variantsReady = () => page.waitForFunction(
-    () => Number(document.querySelector('[data-testid=cache-sim]')?.dataset.variants) > 0, null, { timeout: 180_000 });
+    () => document.querySelector('[data-testid=cache-sim]')?.dataset.variantsDone === 'true', null, { timeout: 180_000 });
   const cli = (args) => JSON.parse(run(['simulate', '--json', '-q', file, '--cache-size', String(size), ...args]))
     .runs[0].result.whole.ratios.line_hit_ratio;
   // Each change (a control of the issue's list: mode, line size, policy, product preset): the

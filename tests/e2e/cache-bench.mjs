@@ -100,9 +100,13 @@ try {
     // ahead (once they are in: `variants_ready_ms` after the new size's exact answer), in the
     // page's time from the select's change event to the answer on the page.
     const ahead = {};
-    const ready = () => page.waitForFunction(() => Number(document.querySelector('[data-testid=cache-sim]')?.dataset.variants) > 0,
+    const someIn = () => page.waitForFunction(() => Number(document.querySelector('[data-testid=cache-sim]')?.dataset.variants) > 0,
+      null, { timeout: 600_000, polling: 20 });
+    const ready = () => page.waitForFunction(() => document.querySelector('[data-testid=cache-sim]')?.dataset.variantsDone === 'true',
       null, { timeout: 600_000, polling: 20 });
     const t = Date.now();
+    await someIn();
+    ahead.line_sizes_and_modes_ready_ms = Date.now() - t;
     await ready();
     ahead.variants_ready_ms = Date.now() - t;
     for (const [control, value] of [['cache-mode', 'wb'], ['cache-line', String(64 << 10)], ['cache-policy', 'sieve'],

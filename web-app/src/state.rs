@@ -113,6 +113,9 @@ pub struct CacheSimState {
     pub variants: Vec<Rc<CacheSimResult>>,
     /// The job whose variants these are.
     pub variants_job: Option<JobId>,
+    /// Its last part is in (the variants come in two parts: line sizes and modes, then
+    /// policies and presets).
+    pub variants_done: bool,
 }
 
 impl CacheSimState {
@@ -122,6 +125,11 @@ impl CacheSimState {
             Some(job) if job + 1 == self.next_job => self.variants.len(),
             _ => 0,
         }
+    }
+
+    /// Whether every variant of the latest request is in.
+    pub fn variants_complete(&self) -> bool {
+        self.variants_done && self.variants_of_latest() > 0
     }
 }
 
@@ -303,8 +311,16 @@ impl Reducible for AppState {
                 if job + 1 != s.cache_sim.next_job {
                     return self;
                 }
-                s.cache_sim.variants = result.variants.into_iter().map(Rc::new).collect();
-                s.cache_sim.variants_job = Some(job);
+                // The latest request's first part replaces the variants before; its next part
+                // joins it.
+                if s.cache_sim.variants_job != Some(job) {
+                    s.cache_sim.variants.clear();
+                    s.cache_sim.variants_job = Some(job);
+                }
+                s.cache_sim.variants_done = result.request.variant_set.is_last();
+                s.cache_sim
+                    .variants
+                    .extend(result.variants.into_iter().map(Rc::new));
             }
             Action::Worker {
                 response: Response::CacheSimulated { job, result },
@@ -415,6 +431,7 @@ impl Reducible for AppState {
                         // Estimates computed ahead are of the trace (or window) read before.
                         s.cache_sim.variants.clear();
                         s.cache_sim.variants_job = None;
+                        s.cache_sim.variants_done = false;
                         if s.scoped_job != Some(loading.job) {
                             s.full = Some(results.clone());
                             // A new trace: the answers of the one before are not its answers,
@@ -684,13 +701,19 @@ mod tests {
         let stages = request.stages();
         assert_eq!(
             stages.iter().map(|s| s.stage).collect::<Vec<_>>(),
-            [Stage::Estimate, Stage::All, Stage::Variants]
+            [
+                Stage::Estimate,
+                Stage::All,
+                Stage::Variants,
+                Stage::Variants
+            ]
         );
         let run = |r| run_events(Simulate::new(r).expect("job"), &header, &events).expect("runs");
-        // One other line size (the only one with hints), three other modes, the other
-        // policies, the presets of a hinted line size.
-        let ahead = run(stages[2].clone());
-        let variants = ahead.variants.clone();
+        // One other line size (the only one with hints) and three other modes, then the other
+        // policies and the presets of a hinted line size.
+        let parts = [run(stages[2].clone()), run(stages[3].clone())];
+        let variants: Vec<_> = parts.iter().flat_map(|p| p.variants.clone()).collect();
+        assert_eq!(parts[0].variants.len(), 4);
         let n = request.variants().len();
         assert!(n > 4);
         assert_eq!(variants.len(), n);
@@ -718,16 +741,17 @@ mod tests {
             },
             500.0,
         );
-        let post = |s: Rc<AppState>, job| {
+        let part = |s: Rc<AppState>, job, i: usize| {
             worker(
                 s,
                 Response::CacheSimulated {
                     job,
-                    result: Box::new(ahead.clone()),
+                    result: Box::new(parts[i].clone()),
                 },
                 900.0,
             )
         };
+        let post = |s: Rc<AppState>, job| part(part(s, job, 0), job, 1);
         let kept = |s: &AppState| {
             s.cache_sim
                 .variants
@@ -735,9 +759,16 @@ mod tests {
                 .map(|v| (**v).clone())
                 .collect::<Vec<_>>()
         };
-        let s = post(s, 1);
+        let s = part(s, 1, 0);
+        assert_eq!(s.cache_sim.variants_of_latest(), 4);
+        assert!(
+            !s.cache_sim.variants_complete(),
+            "the policies and presets follow"
+        );
+        let s = part(s, 1, 1);
         assert_eq!(kept(&s), variants);
         assert_eq!(s.cache_sim.variants_of_latest(), n);
+        assert!(s.cache_sim.variants_complete());
         assert_eq!(
             s.cache_sim.result.as_deref(),
             Some(&exact),
@@ -749,6 +780,7 @@ mod tests {
         let s = start(s, 2);
         assert_eq!(s.cache_sim.variants.len(), n);
         assert_eq!(s.cache_sim.variants_of_latest(), 0);
+        assert!(!s.cache_sim.variants_complete());
         let s = post(s, 1);
         assert_eq!(s.cache_sim.variants.len(), n, "not added again");
         assert_eq!(s.cache_sim.computing, Some(2), "not an answer of job 2");

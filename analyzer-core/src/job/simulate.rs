@@ -197,6 +197,35 @@ pub struct SimulateRequest {
     /// that stage.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub line_hints: Vec<LineHints>,
+    /// Which of the variants a [`Stage::Variants`] run estimates ([`SimulateRequest::variants`]).
+    #[serde(default, skip_serializing_if = "VariantSet::is_all")]
+    pub variant_set: VariantSet,
+}
+
+/// A part of [`SimulateRequest::variants`]: the interactive stages estimate the line sizes and
+/// write modes first (no other answer is on the page for them), then the policies and presets
+/// (four policies' curves already answer those), each part in its own pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VariantSet {
+    /// Every variant.
+    #[default]
+    All,
+    /// Each other line size and write mode.
+    Layout,
+    /// Each other policy and product preset (and none, from a preset).
+    Choice,
+}
+
+impl VariantSet {
+    pub fn is_all(&self) -> bool {
+        *self == VariantSet::All
+    }
+
+    /// The last part of the variants ([`VariantSet::Choice`], or all of them at once).
+    pub fn is_last(&self) -> bool {
+        *self != VariantSet::Layout
+    }
 }
 
 /// What a host knows of the trace at one line size, from its analysis ([`footprint_lines_at`],
@@ -228,6 +257,7 @@ impl SimulateRequest {
             warmup_nanos: 0,
             time_bins: default_time_bins(),
             line_hints: Vec::new(),
+            variant_set: VariantSet::All,
         }
     }
 
@@ -267,8 +297,14 @@ impl SimulateRequest {
     /// one control of an interactive view changes it: each other line size of
     /// [`VIEW_LINE_SIZES`], each other write mode, each other online policy, each product preset
     /// as `--preset` alone gives it (its policy, line size and mode, its admission) and, from a
-    /// preset, none. Only line sizes with hints ([`SimulateRequest::line_hints`]).
+    /// preset, none. Only line sizes with hints ([`SimulateRequest::line_hints`]); only the
+    /// part [`SimulateRequest::variant_set`] names.
     pub fn variants(&self) -> Vec<CacheParams> {
+        let (layout, choice) = match self.variant_set {
+            VariantSet::All => (true, true),
+            VariantSet::Layout => (true, false),
+            VariantSet::Choice => (false, true),
+        };
         let c = &self.cache;
         let mut out: Vec<CacheParams> = Vec::new();
         let mut add = |v: CacheParams| {
@@ -277,17 +313,20 @@ impl SimulateRequest {
                 out.push(v);
             }
         };
-        for line_bytes in VIEW_LINE_SIZES {
+        for line_bytes in VIEW_LINE_SIZES.into_iter().filter(|_| layout) {
             add(CacheParams {
                 line_bytes,
                 ..c.clone()
             });
         }
-        for m in WriteMode::ALL {
+        for m in WriteMode::ALL.into_iter().filter(|_| layout) {
             add(CacheParams {
                 mode: m.name().into(),
                 ..c.clone()
             });
+        }
+        if !choice {
+            return out;
         }
         for p in PolicyKind::ALL.into_iter().filter(|p| !p.needs_future()) {
             add(CacheParams {
@@ -341,8 +380,19 @@ impl SimulateRequest {
             _ => (false, false),
         };
         // The variants come once the chosen cache's exact answer is in, before the long
-        // refinement of the curves.
-        let variants = (!self.line_hints.is_empty()).then(|| staged(Stage::Variants, false));
+        // refinement of the curves: the line sizes and modes first, then the policies and
+        // presets.
+        let variants: Vec<SimulateRequest> = if self.line_hints.is_empty() {
+            Vec::new()
+        } else {
+            [VariantSet::Layout, VariantSet::Choice]
+                .into_iter()
+                .map(|variant_set| SimulateRequest {
+                    variant_set,
+                    ..staged(Stage::Variants, false)
+                })
+                .collect()
+        };
         if whole {
             return std::iter::once(estimate).chain(variants).collect();
         }
@@ -468,6 +518,7 @@ fn variant_results(
                 warmup_nanos: request.warmup_nanos,
                 time_bins: request.time_bins,
                 line_hints: Vec::new(),
+                variant_set: request.variant_set,
             },
             footprint_lines: v.footprint_lines,
             runs: vec![run],
@@ -1366,17 +1417,21 @@ mod tests {
         for scale in [1, 16] {
             let request = hinted(&events, view_request(&events, "arc", 32 << 20), scale);
             let stages = request.stages();
-            let kinds: Vec<Stage> = stages.iter().map(|s| s.stage).collect();
-            let variants = stages
+            // The two variants stages: the line sizes and modes, then the policies and presets.
+            let parts: Vec<SimulateResult> = stages
                 .iter()
-                .find(|s| s.stage == Stage::Variants)
-                .unwrap_or_else(|| panic!("a variants stage in {kinds:?}"));
-            let ahead = run(variants.clone(), &events);
+                .filter(|s| s.stage == Stage::Variants)
+                .map(|s| run(s.clone(), &events))
+                .collect();
+            assert_eq!(parts.len(), 2);
+            let mut ahead = parts[0].clone();
+            ahead.variants.extend(parts[1].variants.iter().cloned());
             let caches = request.variants();
             // Every other line size, mode, online policy and preset, once each.
             let (lines, modes) = (VIEW_LINE_SIZES.len() - 1, WriteMode::ALL.len() - 1);
             let policies = PolicyKind::ALL.iter().filter(|p| !p.needs_future()).count() - 1;
             assert_eq!(caches.len(), lines + modes + policies + Preset::ALL.len());
+            assert_eq!(parts[0].variants.len(), lines + modes);
             assert_eq!(ahead.variants.len(), caches.len());
             assert!(ahead.runs.is_empty() && ahead.curves.is_empty());
             let mut sampled = 0;
@@ -1496,10 +1551,26 @@ mod tests {
         let big = hinted(&events, view_request(&events, "lru", 16 << 20), 64);
         assert_eq!(
             kinds(&big),
-            [Stage::Estimate, Stage::All, Stage::Variants, Stage::Curves]
+            [
+                Stage::Estimate,
+                Stage::All,
+                Stage::Variants,
+                Stage::Variants,
+                Stage::Curves
+            ]
         );
+        let parts: Vec<VariantSet> = big
+            .stages()
+            .iter()
+            .filter(|s| s.stage == Stage::Variants)
+            .map(|s| s.variant_set)
+            .collect();
+        assert_eq!(parts, [VariantSet::Layout, VariantSet::Choice]);
         let small = hinted(&events, view_request(&events, "lru", 16 << 20), 1);
-        assert_eq!(kinds(&small)[1..], [Stage::Variants, Stage::Curves]);
+        assert_eq!(
+            kinds(&small)[1..],
+            [Stage::Variants, Stage::Variants, Stage::Curves]
+        );
         // (Belady: no variants, `stages_follow_the_sample_and_the_policy`.)
         // The analysis's hints give the same stages.
         let mut f = LineFootprint::new(4096);

@@ -809,6 +809,7 @@ pub fn CacheView(props: &CacheProps) -> Html {
             } else {
             <section class="chart-card" data-testid="cache-sim" data-computing={computing.to_string()}
                 data-variants={variants_ready.to_string()}
+                data-variants-done={props.sim.variants_complete().to_string()}
                 data-window-nanos={sim_result.and_then(|r| r.request.window_nanos).map(|(a, b)| format!("{a}-{b}")).unwrap_or_default()}>
                 <h3>{ format!("Simulated on {scope}: {}{} of {} with {} KiB lines, {}",
                     wanted.preset.as_deref().map(|p| format!("{p} preset, ")).unwrap_or_default(),
