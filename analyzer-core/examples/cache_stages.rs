@@ -63,15 +63,7 @@ fn main() -> std::io::Result<()> {
     let line_hints = if variants {
         VIEW_LINE_SIZES
             .iter()
-            .map(|&line_bytes| {
-                let mut f = LineFootprint::new(line_bytes);
-                events.iter().for_each(|e| f.observe(e));
-                LineHints {
-                    line_bytes,
-                    footprint_lines: f.lines().0,
-                    line_accesses: f.line_accesses(),
-                }
-            })
+            .map(|&line_bytes| LineHints::counted(line_bytes, &events))
             .collect()
     } else {
         Vec::new()

@@ -107,9 +107,9 @@ pub struct CacheSimState {
     /// read (0 to 1).
     pub model: Option<Rc<ModelView>>,
     pub model_progress: f64,
-    /// The estimates of the chosen cache's other line sizes and write modes, computed ahead
-    /// (the job's variants stage: each variant's own answer): a new line size or mode is
-    /// answered from them at once. They stay until the next job's come.
+    /// The estimates of the chosen cache with one setting changed (line size, write mode,
+    /// policy, preset), computed ahead (the job's variants stages: each variant's own answer):
+    /// such a change is answered from them at once. They stay until the next job's come.
     pub variants: Vec<Rc<CacheSimResult>>,
     /// The job whose variants these are.
     pub variants_job: Option<JobId>,
@@ -306,13 +306,11 @@ impl Reducible for AppState {
                 response: Response::CacheSimulated { job, result },
                 ..
             } if result.request.stage == Stage::Variants => {
-                // The variants of the latest request (its own answer is in by now) replace
-                // the ones before.
+                // Only the latest request's (its own answer is in by now): its first part
+                // replaces the variants before, its second part joins it.
                 if job + 1 != s.cache_sim.next_job {
                     return self;
                 }
-                // The latest request's first part replaces the variants before; its next part
-                // joins it.
                 if s.cache_sim.variants_job != Some(job) {
                     s.cache_sim.variants.clear();
                     s.cache_sim.variants_job = Some(job);

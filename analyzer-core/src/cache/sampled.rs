@@ -30,10 +30,12 @@ pub struct SampledSimulator {
     bias_correction: bool,
     /// Lines of every read and write, sampled or not (for the bias correction).
     line_accesses: u64,
-    /// Lines per unit of the sample ([`sample_unit_lines`]): a line is sampled when its unit's
-    /// hash falls below the threshold.
-    unit_lines: u64,
+    /// Log2 of the lines per unit of the sample ([`sample_unit_lines`]): a line is sampled when
+    /// its unit's hash falls below the threshold (a shift on the per-line path, not a division).
+    unit_shift: u32,
 }
+
+const _: () = assert!(SMQ_REGION_LINES.is_power_of_two());
 
 /// The sample's unit for a cache: its line, or, under smq admission, smq's region of
 /// `SMQ_REGION_LINES` lines. smq promotes a line by its region's heat (the accesses to all
@@ -76,7 +78,7 @@ impl SampledSimulator {
         scaled.capacity_lines = ((config.capacity_lines as f64 * rate).round() as u64).max(1);
         Ok(SampledSimulator {
             sim: Simulator::new(&scaled)?,
-            unit_lines: sample_unit_lines(config),
+            unit_shift: sample_unit_lines(config).trailing_zeros(),
             full: config.clone(),
             threshold,
             rate,
@@ -108,9 +110,9 @@ impl SampledSimulator {
                 let lines = e.block_range(self.full.line_bytes);
                 self.line_accesses += lines.end - lines.start;
             }
-            let (t, unit) = (self.threshold, self.unit_lines);
+            let (t, shift) = (self.threshold, self.unit_shift);
             self.sim
-                .observe_filtered(e, |line| mix64(block_key(e.device, line / unit)) <= t);
+                .observe_filtered(e, |line| mix64(block_key(e.device, line >> shift)) <= t);
         }
     }
 
@@ -252,11 +254,11 @@ mod tests {
         config.admission = Admission::Smq;
         assert_eq!(sample_unit_lines(&config), SMQ_REGION_LINES);
         let (exact, _) = run(&config, u64::MAX, &events);
-        let sampled = |unit_lines| {
+        let sampled = |unit_lines: u64| {
             let mut s = SampledSimulator::with_rate(&config, 0.125)
                 .expect("valid")
                 .with_bias_correction();
-            s.unit_lines = unit_lines;
+            s.unit_shift = unit_lines.trailing_zeros();
             events.iter().for_each(|e| s.observe(e));
             s.finish()
         };

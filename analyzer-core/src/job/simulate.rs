@@ -133,11 +133,12 @@ pub enum Stage {
     /// The curves alone (no cells), bias-corrected as an estimate's (SHARDS_adj).
     Curves,
     /// The estimates a control's next choice would show first, computed ahead
-    /// ([`SimulateRequest::variants`]): the chosen cache with each other line size of
-    /// [`VIEW_LINE_SIZES`] and each other write mode, each exactly as a [`Stage::Estimate`] of
-    /// that cache would estimate it (the same rate from the same hints, the same sample), with
-    /// the chosen policy's estimated curve. An interactive host answers a new line size or
-    /// mode from it at once ([`SimulateResult::variant`]) while that choice's own stages run.
+    /// ([`SimulateRequest::variants`], the part [`SimulateRequest::variant_set`] names): the
+    /// chosen cache with one setting changed (line size, write mode, policy, preset), each
+    /// exactly as a [`Stage::Estimate`] of that cache would estimate it (the same rate from the
+    /// same hints, the same sample), with its policy's estimated curve. An interactive host
+    /// answers such a change from it at once ([`SimulateResult::variant`]) while that choice's
+    /// own stages run.
     Variants,
 }
 
@@ -235,6 +236,20 @@ pub struct LineHints {
     pub line_bytes: u64,
     pub footprint_lines: u64,
     pub line_accesses: u64,
+}
+
+impl LineHints {
+    /// The hints at `line_bytes` counted exactly over `events` (benchmarks and tests; a host
+    /// takes them from its analysis, [`SimulateRequest::with_hints`]).
+    pub fn counted(line_bytes: u64, events: &[IoEvent]) -> LineHints {
+        let mut f = LineFootprint::new(line_bytes);
+        events.iter().for_each(|e| f.observe(e));
+        LineHints {
+            line_bytes,
+            footprint_lines: f.lines().0,
+            line_accesses: f.line_accesses(),
+        }
+    }
 }
 
 fn default_time_bins() -> usize {
@@ -473,62 +488,12 @@ pub struct SimulateResult {
     pub variants: Vec<SimulateResult>,
 }
 
-/// What one cell of a [`Stage::Variants`] run is.
-#[derive(Clone, Debug, PartialEq)]
-struct Variant {
-    cache: CacheParams,
-    footprint_lines: Option<u64>,
-    estimate_rate: Option<f64>,
-    runs_estimated: bool,
-    /// It has a curve (the next of the job's curves).
-    curve: bool,
-}
-
 impl SimulateResult {
     /// The answer a [`Stage::Estimate`] of `cache` (with no curves but its policy's) would give,
     /// from a [`Stage::Variants`] answer that estimated it: `None` when it did not.
     pub fn variant(&self, cache: &CacheParams) -> Option<&SimulateResult> {
         self.variants.iter().find(|r| r.request.cache == *cache)
     }
-}
-
-/// Each variant's answer from its cell and its curve ([`SimulateResult::variants`]).
-fn variant_results(
-    request: &SimulateRequest,
-    variants: Vec<Variant>,
-    runs: Vec<SimRun>,
-    curves: Vec<MrcReport>,
-) -> Vec<SimulateResult> {
-    let mut curves = curves.into_iter();
-    let mut out = Vec::with_capacity(variants.len());
-    for (v, run) in variants.into_iter().zip(runs) {
-        let curve = if v.curve { curves.next() } else { None };
-        let (footprint_lines, line_accesses) = request.hints_at(v.cache.line_bytes);
-        out.push(SimulateResult {
-            request: SimulateRequest {
-                cache: v.cache,
-                footprint_lines,
-                line_accesses,
-                stage: Stage::Variants,
-                with_curves: false,
-                curve_passes: request.curve_passes,
-                window_nanos: request.window_nanos,
-                policies: Vec::new(),
-                sizes: Vec::new(),
-                warmup_nanos: request.warmup_nanos,
-                time_bins: request.time_bins,
-                line_hints: Vec::new(),
-                variant_set: request.variant_set,
-            },
-            footprint_lines: v.footprint_lines,
-            runs: vec![run],
-            curves: curve.into_iter().collect(),
-            estimate_rate: v.estimate_rate,
-            runs_estimated: v.runs_estimated,
-            variants: Vec::new(),
-        });
-    }
-    out
 }
 
 /// A cell's simulator.
@@ -687,8 +652,8 @@ pub struct Simulate {
     /// Cells split off and not joined back yet.
     outside: usize,
     curves: Vec<MiniSim>,
-    /// [`Stage::Variants`]: what each cell is.
-    variants: Vec<Variant>,
+    /// [`Stage::Variants`]: each cell's answer, its runs and curve filled in at the end.
+    variants: Vec<SimulateResult>,
     done: Vec<(usize, SimRun)>,
     header: TraceHeader,
     max_exact_lines: Option<u64>,
@@ -833,6 +798,7 @@ impl Simulate {
             self.cells_sampled = sampled;
         }
         let mut specs = Vec::new();
+        let accesses = self.line_accesses.unwrap_or(0);
         for (index, params) in self.grid.iter().enumerate() {
             if self.request.stage == Stage::Curves {
                 break;
@@ -840,7 +806,6 @@ impl Simulate {
             let mut config = params.sim_config(footprint)?;
             config.warmup_nanos = self.request.warmup_nanos;
             config.time_bins = self.request.time_bins;
-            let accesses = self.line_accesses.unwrap_or(0);
             let estimate_rate = self
                 .estimate_rate
                 .filter(|_| self.cells_sampled)
@@ -954,13 +919,25 @@ impl Simulate {
             }
             .build(None)?;
             self.cells.push(cell);
-            self.variants.push(Variant {
-                cache: params.clone(),
+            self.variants.push(SimulateResult {
+                request: SimulateRequest {
+                    cache: params.clone(),
+                    footprint_lines: footprint,
+                    line_accesses: accesses,
+                    with_curves: false,
+                    policies: Vec::new(),
+                    sizes: Vec::new(),
+                    line_hints: Vec::new(),
+                    ..self.request.clone()
+                },
                 footprint_lines: footprint,
+                runs: Vec::new(),
+                curves: Vec::new(),
                 estimate_rate: (rate < 1.0).then_some(rate),
                 runs_estimated: sampled,
-                curve: footprint.is_some_and(|f| f > 0),
+                variants: Vec::new(),
             });
+            // A curve for each variant of a known footprint, in order.
             if let Some(f) = footprint.filter(|&f| f > 0) {
                 let curve = self.curve(policy, &base, f, Some(rate))?;
                 self.curves.push(curve);
@@ -1118,22 +1095,21 @@ impl Job for Simulate {
             .into_iter()
             .map(|c| c.finish(&self.header))
             .collect();
-        let variants = if self.request.stage == Stage::Variants {
-            let v = std::mem::take(&mut self.variants);
-            variant_results(
-                &self.request,
-                v,
-                std::mem::take(&mut runs),
-                std::mem::take(&mut curves),
-            )
-        } else {
-            Vec::new()
-        };
+        // A variants run hands each cell's run and curve to its variant's answer.
+        if self.request.stage == Stage::Variants {
+            let mut each_curve = std::mem::take(&mut curves).into_iter();
+            for (v, run) in self.variants.iter_mut().zip(std::mem::take(&mut runs)) {
+                v.runs.push(run);
+                if v.footprint_lines.is_some_and(|f| f > 0) {
+                    v.curves.extend(each_curve.next());
+                }
+            }
+        }
         Ok(SimulateResult {
             footprint_lines: self.footprint_lines,
             estimate_rate: self.estimate_rate.filter(|&r| r < 1.0),
             runs_estimated: self.cells_sampled,
-            variants,
+            variants: self.variants,
             runs,
             curves,
             request: self.request,
@@ -1388,12 +1364,11 @@ mod tests {
         r.line_hints = VIEW_LINE_SIZES
             .iter()
             .map(|&line_bytes| {
-                let mut f = LineFootprint::new(line_bytes);
-                events.iter().for_each(|e| f.observe(e));
+                let h = LineHints::counted(line_bytes, events);
                 LineHints {
-                    line_bytes,
-                    footprint_lines: f.lines().0 * scale,
-                    line_accesses: f.line_accesses() * scale,
+                    footprint_lines: h.footprint_lines * scale,
+                    line_accesses: h.line_accesses * scale,
+                    ..h
                 }
             })
             .collect();
