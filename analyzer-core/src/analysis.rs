@@ -27,7 +27,7 @@ use crate::stat::{empty_size_histogram, SizeBucket, SIZE_BUCKETS_BYTES};
 
 use self::devices::{DeviceReport, Devices};
 use self::heatmap::{HeatMap, HeatMapReport};
-use self::hot::{HotBlocks, HotReport};
+use self::hot::{HotBlocks, HotPart, HotReport};
 use self::latency::{LatencyHistogram, LatencySummary};
 use self::length::{LengthReport, TraceLength};
 use self::sequential::{Sequentiality, SequentialityReport};
@@ -150,10 +150,28 @@ pub struct AnalysisReport {
     pub per_device: Option<DeviceReport>,
 }
 
+/// Which share of the analysis one [`Analysis`] computes. Hot data (a probe of a table of up
+/// to millions of blocks for every block accessed) costs about as much as everything else
+/// together, so a host with two cores counts it on one and the rest on the other, each fed
+/// every event, then joins them: [`Analysis::finish_with_hot`] of a [`AnalysisPart::Rest`] with
+/// [`Analysis::finish_hot`] of a [`AnalysisPart::HotData`] is [`Analysis::finish`] of a
+/// [`AnalysisPart::Whole`] on the same events, to the last digit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnalysisPart {
+    #[default]
+    Whole,
+    /// Everything but hot data.
+    Rest,
+    /// Hot data alone.
+    HotData,
+}
+
 /// The streaming analysis.
 #[derive(Debug)]
 pub struct Analysis {
     config: AnalysisConfig,
+    part: AnalysisPart,
     counts: [u64; 4],
     bytes: [u64; 4],
     first_time: Option<u64>,
@@ -172,6 +190,11 @@ pub struct Analysis {
 
 impl Analysis {
     pub fn new(config: AnalysisConfig) -> Analysis {
+        Analysis::part(config, AnalysisPart::Whole)
+    }
+
+    /// An analysis computing only `part` of the report (see [`AnalysisPart`]).
+    pub fn part(config: AnalysisConfig, part: AnalysisPart) -> Analysis {
         let sizes = empty_size_histogram();
         let block = config.block_bytes.max(1);
         let mrc = if config.mrc_sample_lines == 0 {
@@ -185,6 +208,7 @@ impl Analysis {
             )
         };
         Analysis {
+            part,
             counts: [0; 4],
             bytes: [0; 4],
             first_time: None,
@@ -211,6 +235,10 @@ impl Analysis {
     }
 
     pub fn observe(&mut self, e: &IoEvent) {
+        if self.part == AnalysisPart::HotData {
+            self.observe_hot(e);
+            return;
+        }
         let op = e.op.index();
         self.counts[op] += 1;
         self.bytes[op] += u64::from(e.len_bytes);
@@ -252,18 +280,35 @@ impl Analysis {
         // The per-block analyses (hot data, the LRU curve's sample, first touches) share each
         // block's key and hash, and each looks at its tables only for the blocks its sample
         // holds.
+        let count_hot = self.part == AnalysisPart::Whole;
         let mut shards = self.mrc.begin_request(e);
         self.length.begin_request();
         for block in e.block_range(self.config.block_bytes.max(1)) {
             let key = block_key(e.device, block);
             let hash = mix64(key);
-            self.hot.access(key, hash, op);
+            if count_hot {
+                self.hot.access(key, hash, op);
+            }
             if let Some(s) = shards.as_deref_mut() {
                 s.line(hash);
             }
             self.length.access(key, hash);
         }
         self.length.end_request(&self.mrc);
+    }
+
+    /// [`Analysis::observe`] of the hot-data part alone.
+    #[inline]
+    fn observe_hot(&mut self, e: &IoEvent) {
+        let op = match e.op {
+            Op::Read => 0,
+            Op::Write => 1,
+            _ => return,
+        };
+        for block in e.block_range(self.config.block_bytes.max(1)) {
+            let key = block_key(e.device, block);
+            self.hot.access(key, mix64(key), op);
+        }
     }
 
     /// [`Analysis::observe`] for each of `events` in turn (the same result), after reading the
@@ -279,7 +324,12 @@ impl Analysis {
                 for block in blocks.start..blocks.end.min(blocks.start + PREFETCH_BLOCKS) {
                     let key = block_key(e.device, block);
                     let hash = mix64(key);
-                    seen ^= self.hot.prefetch(key, hash) ^ self.length.prefetch(key, hash);
+                    if self.part != AnalysisPart::Rest {
+                        seen ^= self.hot.prefetch(key, hash);
+                    }
+                    if self.part != AnalysisPart::HotData {
+                        seen ^= self.length.prefetch(key, hash);
+                    }
                 }
             }
         }
@@ -295,7 +345,26 @@ impl Analysis {
         self.timeline.finish()
     }
 
+    /// The report of a [`AnalysisPart::Whole`] analysis.
     pub fn finish(&self, header: &TraceHeader, diagnostics: &Diagnostics) -> AnalysisReport {
+        debug_assert_eq!(self.part, AnalysisPart::Whole);
+        self.finish_with_hot(header, diagnostics, &self.finish_hot(header))
+    }
+
+    /// Hot data's share of the report (of a [`AnalysisPart::Whole`] or
+    /// [`AnalysisPart::HotData`] analysis).
+    pub fn finish_hot(&self, header: &TraceHeader) -> HotPart {
+        self.hot.part(header, self.devices.is_some())
+    }
+
+    /// The report, with hot data from `hot` (the [`Analysis::finish_hot`] of an analysis of
+    /// the same events with the same configuration) instead of this analysis's own.
+    pub fn finish_with_hot(
+        &self,
+        header: &TraceHeader,
+        diagnostics: &Diagnostics,
+        hot: &HotPart,
+    ) -> AnalysisReport {
         let duration_nanos = match (self.first_time, self.last_time) {
             (Some(a), Some(b)) => b - a,
             _ => 0,
@@ -361,7 +430,7 @@ impl Analysis {
             sequentiality: self.sequentiality.finish(),
             latency,
             timeline: self.timeline.finish_at(clock_resolution_nanos),
-            hot: self.hot.finish(header),
+            hot: hot.report.clone(),
             heatmaps: self.heatmap.finish(header),
             cache_sizing: self
                 .mrc
@@ -370,7 +439,7 @@ impl Analysis {
                 self.length
                     .finish(&self.mrc, rates_measured.then_some(duration_nanos)),
             ),
-            per_device: self.devices.as_ref().map(|d| d.finish(header, &self.hot)),
+            per_device: self.devices.as_ref().map(|d| d.finish(header, hot)),
         }
     }
 }

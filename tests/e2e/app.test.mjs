@@ -1107,6 +1107,43 @@ test('a large trace shows its load over time while it is still being read', asyn
   await page.close();
 });
 
+test('a load split over two workers gives exactly the one-worker analysis and blocksight analyze --per-device (issue 12)', async () => {
+  // 200,000 requests on three volumes, skewed, some sequential runs, a few bad records.
+  const file = join(WORK, 'split-3dev.csv');
+  if (!existsSync(file)) {
+    const lines = ['time_nanos,device,offset_bytes,len_bytes,op,latency_nanos'];
+    let seed = 11;
+    const rnd = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+    for (let i = 0; i < 200_000; i++) {
+      const dev = ['vol-a', 'vol-b', 'vol-c'][Math.floor(Math.pow(rnd(), 2) * 3)];
+      const block = i % 20 < 3 ? i : Math.floor(Math.pow(rnd(), 3) * 3e6);
+      lines.push(`${i * 25000},${dev},${block * 4096},${4096 << Math.floor(rnd() * 4)},${rnd() < 0.65 ? 'read' : 'write'},${40000 + Math.floor(rnd() * 400000)}`);
+      if (i % 50_000 === 7) lines.push(`${i * 25000},vol-a,not-a-number,4096,read,1`);
+    }
+    writeFileSync(file, lines.join('\n') + '\n');
+  }
+  const cli = JSON.parse(run(['analyze', '--per-device', '--json', '-q', file]));
+  assert.equal(cli.per_device.devices, 3);
+  for (const cores of [1, 4]) {
+    const page = await browser.context.newPage();
+    const problems = watch(page);
+    await page.addInitScript((n) => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => n }), cores);
+    await page.goto(baseUrl.replace(/\?.*$/, ''));
+    await page.locator('[data-testid=file-input]').setInputFiles(file);
+    await waitReady(page);
+    // One engine worker, or two: the second counted hot data.
+    assert.equal(page.workers().length, cores === 1 ? 1 : 2, `workers with ${cores} cores`);
+    const out = join(WORK, `split-${cores}.html`);
+    await exportReport(page, out);
+    const html = readFileSync(out, 'utf8');
+    const b64 = html.match(/<script type="application\/octet-stream" id="bs-results">([^<]*)<\/script>/)[1];
+    const results = JSON.parse(Buffer.from(b64.replace(/\s+/g, ''), 'base64').toString('utf8'));
+    assert.deepEqual(results.analysis, cli, `the page's analysis with ${cores} cores`);
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
+});
+
 test('the Array view estimates a large trace from slices first, then replays it whole (issue 12)', async () => {
   // 300,000 requests (more than the 262,144 events that get an estimate first).
   const n = 300_000;

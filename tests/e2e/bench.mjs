@@ -2,6 +2,8 @@
 //   node bench.mjs 100        generates a ~100 MB CSV trace (once) and measures it
 //   node bench.mjs FILE       measures FILE
 //   ... --export              then also times "Export report" (and prints the file's size)
+//   WORKERS=1 node bench.mjs  the page believes the machine has one core: the load runs in one
+//                             worker instead of two (hot data in the second), for comparison
 // Prints the drop -> first chart time (the live load-over-time chart drawn while reading, or the
 // first view's chart for a small trace) and the drop -> results time (the full analysis).
 import { spawn, execFileSync } from 'node:child_process';
@@ -49,6 +51,9 @@ const size = statSync(file).size;
 const server = spawn(bin, ['serve', '--port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((ok) => server.stdout.on('data', (d) => ok(String(d).trim().split('\n')[0])));
 const { context, close } = await launch();
+if (process.env.WORKERS === '1') {
+  await context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => 1 }));
+}
 const page = await context.newPage();
 await page.goto(url);
 await page.locator('[data-testid=file-input]').setInputFiles(file);

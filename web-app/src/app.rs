@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use analyzer_core::analysis::AnalysisPart;
 use gloo_worker::{Spawnable, WorkerBridge};
 use yew::prelude::*;
 
@@ -21,33 +22,67 @@ use crate::url_state::{UrlState, VIEWS};
 use crate::worker::cache_sim::{CacheSimRequest, ModelRequest};
 use crate::worker::codec::JsCodec;
 use crate::worker::predict::{PredictRequest, Staging};
-use crate::worker::protocol::{Request, Results, Source};
+use crate::worker::protocol::{Request, Response, Results, Source};
 use crate::worker::EngineWorker;
 
 /// Trunk's loader shim for the worker binary (see index.html).
 pub const WORKER_LOADER: &str = "./worker_loader.js";
 
-fn spawn_worker(dispatch: UseReducerDispatcher<AppState>) -> WorkerBridge<EngineWorker> {
+/// An engine worker whose answers go to `on_response`.
+fn spawn_engine(on_response: impl Fn(Response) + 'static) -> WorkerBridge<EngineWorker> {
     let mut spawner = EngineWorker::spawner();
-    spawner.callback(move |response| {
-        dispatch.dispatch(Action::Worker {
-            response,
-            now_ms: embedded::now_ms(),
-        });
-    });
+    spawner.callback(on_response);
     let spawner = spawner.encoding::<JsCodec>();
     let url = embedded::worker_url().unwrap_or_else(|| WORKER_LOADER.to_owned());
     spawner.spawn_with_loader(&url)
 }
 
+/// The engine worker every view's jobs run in; its answers go to the app state.
+fn spawn_worker(dispatch: UseReducerDispatcher<AppState>) -> WorkerBridge<EngineWorker> {
+    spawn_engine(move |response| {
+        dispatch.dispatch(Action::Worker {
+            response,
+            now_ms: embedded::now_ms(),
+        })
+    })
+}
+
+/// The second worker, spawned on a machine of two cores or more: it counts each load's hot
+/// data (the core's `LoadHot`) while the first does the rest of the analysis, and the page
+/// passes its answer on to the first (`JoinHot`), which then finishes the load.
+fn spawn_helper(
+    bridge: Rc<RefCell<Option<WorkerBridge<EngineWorker>>>>,
+    dispatch: UseReducerDispatcher<AppState>,
+) -> WorkerBridge<EngineWorker> {
+    spawn_engine(move |response| match response {
+        Response::HotCounted { job, hot } => {
+            if let Some(b) = bridge.borrow().as_ref() {
+                b.send(Request::JoinHot { job, hot });
+            }
+        }
+        response => dispatch.dispatch(Action::Worker {
+            response,
+            now_ms: embedded::now_ms(),
+        }),
+    })
+}
+
+/// Whether loads are split over two workers: the browser reports two logical cores or more.
+fn two_cores() -> bool {
+    web_sys::window().is_some_and(|w| w.navigator().hardware_concurrency() >= 2.0)
+}
+
 /// The last request sent to the worker for a view, with the whole-trace results it was for.
 type LastSent<T> = Rc<RefCell<Option<(T, Option<usize>)>>>;
 
-/// Sends a job to the worker unless `key` (its request and the results it was made from) is
-/// the one `last` holds: spawns the worker when there is none, dispatches `start` and sends
-/// `message(source, request)` for the last whole-trace load's source. Whether it sent.
+/// Sends a job to the worker in `bridge` unless `key` (its request and the results it was made
+/// from) is the one `last` holds: spawns the worker (`spawn`) when there is none, dispatches
+/// `start` and sends `message(source, request)` for the last whole-trace load's source. Whether
+/// it sent.
+#[allow(clippy::too_many_arguments)]
 fn send_new<T: Clone + PartialEq>(
     bridge: &RefCell<Option<WorkerBridge<EngineWorker>>>,
+    spawn: impl FnOnce() -> WorkerBridge<EngineWorker>,
     last_source: &RefCell<Option<LastSource>>,
     state: &UseReducerHandle<AppState>,
     last: &LastSent<T>,
@@ -62,7 +97,7 @@ fn send_new<T: Clone + PartialEq>(
         return false;
     };
     let mut slot = bridge.borrow_mut();
-    let b = slot.get_or_insert_with(|| spawn_worker(state.dispatcher()));
+    let b = slot.get_or_insert_with(spawn);
     state.dispatch(start);
     *last.borrow_mut() = Some(key.clone());
     b.send(message(source, key.0));
@@ -113,22 +148,41 @@ pub fn App() -> Html {
         AppState::new(UrlState::from_hash(&hash))
     });
     let bridge: Rc<RefCell<Option<WorkerBridge<EngineWorker>>>> = use_mut_ref(|| None);
+    let helper: Rc<RefCell<Option<WorkerBridge<EngineWorker>>>> = use_mut_ref(|| None);
     let first_chart_marked = use_mut_ref(|| false);
 
     // The last whole-trace source, re-read when the time window changes.
     let last_source: Rc<RefCell<Option<LastSource>>> = use_mut_ref(|| None);
     let start = {
         let bridge = bridge.clone();
+        let helper = helper.clone();
         let state = state.clone();
         let first_chart_marked = first_chart_marked.clone();
         let last_source = last_source.clone();
         Callback::from(move |load: StartLoad| {
+            let job = state.next_job;
+            let part = if two_cores() {
+                let mut slot = helper.borrow_mut();
+                let h =
+                    slot.get_or_insert_with(|| spawn_helper(bridge.clone(), state.dispatcher()));
+                if let Some(old) = state.loading_job() {
+                    h.send(Request::Cancel { job: old });
+                }
+                h.send(Request::LoadHot {
+                    job,
+                    source: load.source.clone(),
+                    format: None,
+                    window_nanos: load.window_nanos,
+                });
+                AnalysisPart::Rest
+            } else {
+                AnalysisPart::Whole
+            };
             let mut slot = bridge.borrow_mut();
             let b = slot.get_or_insert_with(|| spawn_worker(state.dispatcher()));
             if let Some(old) = state.loading_job() {
                 b.send(Request::Cancel { job: old });
             }
-            let job = state.next_job;
             let scoped = load.window_nanos.is_some();
             if !scoped {
                 embedded::mark("drop");
@@ -153,6 +207,7 @@ pub fn App() -> Html {
                 source: load.source,
                 format: None,
                 window_nanos: load.window_nanos,
+                part,
             });
         })
     };
@@ -243,6 +298,7 @@ pub fn App() -> Html {
     // (`PredictRequest::staged`, given the events of the trace or window analysed).
     {
         let bridge = bridge.clone();
+        let helper = helper.clone();
         let last_source = last_source.clone();
         let state = state.clone();
         let last_sent: LastSent<PredictRequest> = use_mut_ref(|| None);
@@ -263,8 +319,19 @@ pub fn App() -> Html {
                 return;
             };
             let job = state.predict.next_job;
+            // With two cores the predictions run in the second worker, beside the Cache view's
+            // jobs in the first.
+            let (target, spawn): (_, Box<dyn FnOnce() -> WorkerBridge<EngineWorker>>) =
+                if two_cores() {
+                    let (bridge, dispatch) = (bridge.clone(), state.dispatcher());
+                    (&helper, Box::new(move || spawn_helper(bridge, dispatch)))
+                } else {
+                    let dispatch = state.dispatcher();
+                    (&bridge, Box::new(move || spawn_worker(dispatch)))
+                };
             send_new(
-                &bridge,
+                target,
+                spawn,
                 &last_source,
                 &state,
                 &last_sent,
@@ -336,8 +403,10 @@ pub fn App() -> Html {
                     now_ms: embedded::now_ms(),
                     with_curves: false,
                 };
+                let dispatch = state.dispatcher();
                 let sent = send_new(
                     &bridge,
+                    move || spawn_worker(dispatch),
                     &last_source,
                     &state,
                     &last_model,
@@ -412,10 +481,15 @@ pub fn App() -> Html {
     };
     let on_cancel = {
         let bridge = bridge.clone();
+        let helper = helper.clone();
         let state = state.clone();
         Callback::from(move |_| {
-            if let (Some(b), Some(job)) = (bridge.borrow().as_ref(), state.loading_job()) {
-                b.send(Request::Cancel { job });
+            if let Some(job) = state.loading_job() {
+                for b in [&bridge, &helper] {
+                    if let Some(b) = b.borrow().as_ref() {
+                        b.send(Request::Cancel { job });
+                    }
+                }
             }
             state.dispatch(Action::Cancel);
         })

@@ -455,7 +455,9 @@ impl Reducible for AppState {
                             file_name: loading.file_name.clone(),
                         };
                     }
-                    Response::Predicted { .. }
+                    // The page passes hot data on to the load's worker (app.rs).
+                    Response::HotCounted { .. }
+                    | Response::Predicted { .. }
                     | Response::PredictFailed { .. }
                     | Response::CacheSimulated { .. }
                     | Response::CacheSimFailed { .. }

@@ -10,8 +10,12 @@ pub mod protocol;
 pub mod reader;
 pub mod session;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+
+use analyzer_core::analysis::hot::HotPart;
+use analyzer_core::analysis::AnalysisPart;
+use analyzer_core::job::load::LoadHot;
 
 use analyzer_core::decode::DecodeOptions;
 use analyzer_core::job::copy::{Copy, CopyRequest};
@@ -20,6 +24,7 @@ use analyzer_core::job::simulate::{Simulate, Stage};
 use analyzer_core::job::Job;
 use analyzer_core::TraceFormat;
 use gloo_worker::{HandlerId, Worker, WorkerScope};
+use wasm_bindgen::JsCast;
 
 use crate::error::{LoadError, LoadErrorKind};
 use cache_sim::CacheSimRequest;
@@ -45,7 +50,12 @@ pub struct EngineWorker {
     /// The Cache view's job whose curves are being refined (a newer request with curves
     /// replaces it; one for a new size alone does not).
     current_curves: Rc<Cell<JobId>>,
+    /// Hot data for a `part: Rest` load, as the page passed it on (`JoinHot`): the latest only.
+    joined_hot: Rc<RefCell<Option<JoinedHot>>>,
 }
+
+/// A `JoinHot` message's job and hot data.
+type JoinedHot = (JobId, Result<Box<HotPart>, String>);
 
 impl Worker for EngineWorker {
     type Message = ();
@@ -58,6 +68,7 @@ impl Worker for EngineWorker {
             current_predict: Rc::new(Cell::new(0)),
             current_cache: Rc::new(Cell::new(0)),
             current_curves: Rc::new(Cell::new(0)),
+            joined_hot: Rc::new(RefCell::new(None)),
         }
     }
 
@@ -70,14 +81,41 @@ impl Worker for EngineWorker {
                 source,
                 format,
                 window_nanos,
+                part,
+            } => {
+                self.current.set(job);
+                let scope = scope.clone();
+                let current = self.current.clone();
+                let joined_hot = self.joined_hot.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    let load = LoadTask {
+                        job,
+                        format,
+                        window_nanos,
+                        part,
+                    };
+                    let out = load.run(&scope, id, source, &current, &joined_hot).await;
+                    scope.respond(id, out);
+                });
+            }
+            Request::LoadHot {
+                job,
+                source,
+                format,
+                window_nanos,
             } => {
                 self.current.set(job);
                 let scope = scope.clone();
                 let current = self.current.clone();
                 wasm_bindgen_futures::spawn_local(async move {
-                    let out = load(&scope, id, job, source, format, window_nanos, &current).await;
-                    scope.respond(id, out);
+                    if let Some(hot) = count_hot(job, source, format, window_nanos, &current).await
+                    {
+                        scope.respond(id, Response::HotCounted { job, hot });
+                    }
                 });
+            }
+            Request::JoinHot { job, hot } => {
+                *self.joined_hot.borrow_mut() = Some((job, hot));
             }
             Request::Predict {
                 job,
@@ -282,7 +320,7 @@ async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events
         total_events: Some(total_events),
     });
     // An export is never replaced: it runs to the end or fails.
-    let read = run_job(source, &mut copy, &|| false, &|_| Ok(()), &|_| {}).await;
+    let read = run_job(source, None, &mut copy, &|| false, &|_| Ok(()), &|_| {}).await;
     if let Err(e) = read {
         return failed(e.unwrap_or_default());
     }
@@ -320,7 +358,7 @@ async fn run_to_answer<J: Job>(
         Ok(j) => j,
         Err(e) => return failed(e.to_string()),
     };
-    match run_job(source, &mut run, replaced, between_slices, progress).await {
+    match run_job(source, None, &mut run, replaced, between_slices, progress).await {
         Ok(()) => match run.finish() {
             Ok(result) => Some(ok(result)),
             Err(e) => failed(e.to_string()),
@@ -354,6 +392,7 @@ fn progress_every<'a>(
 /// `Err(Some(words))`. After each slice `progress` is told the share of the job's passes read.
 async fn run_job<J: Job>(
     source: Source,
+    forced: Option<TraceFormat>,
     job: &mut J,
     replaced: &dyn Fn() -> bool,
     between_slices: &dyn Fn(&J) -> Result<(), String>,
@@ -367,7 +406,7 @@ async fn run_job<J: Job>(
             Source::Url { url } => ChunkReader::from_url(url).await.map_err(Some)?,
         };
         let total_bytes = reader.total_bytes().filter(|&t| t > 0);
-        let mut session = Session::new(None, DecodeOptions::default()).events_only();
+        let mut session = Session::new(forced, DecodeOptions::default()).events_only();
         loop {
             if replaced() {
                 return Err(None);
@@ -399,96 +438,167 @@ async fn run_job<J: Job>(
     Ok(())
 }
 
-async fn load(
-    scope: &WorkerScope<EngineWorker>,
-    id: HandlerId,
+/// The format a load was asked to read as (`None`: detect it).
+fn forced_format(format: Option<&str>) -> Result<Option<TraceFormat>, LoadError> {
+    match format {
+        None | Some("") | Some("auto") => Ok(None),
+        Some(name) => match TraceFormat::from_name(name) {
+            Some(f) => Ok(Some(f)),
+            None => Err(LoadError::new(
+                LoadErrorKind::UnknownFormat,
+                format!("Unknown format {name:?}."),
+            )),
+        },
+    }
+}
+
+/// Counts the hot data of a load (the core's `LoadHot` job) over the whole file, for a
+/// `part: Rest` load in another worker. `None` when a newer load or a `Cancel` replaced it.
+async fn count_hot(
     job: JobId,
     source: Source,
     format: Option<String>,
     window_nanos: Option<(u64, u64)>,
     current: &Cell<JobId>,
-) -> Response {
-    let failed = |error: LoadError| Response::Failed { job, error };
-    let forced = match format.as_deref() {
-        None | Some("") | Some("auto") => None,
-        Some(name) => match TraceFormat::from_name(name) {
-            Some(f) => Some(f),
-            None => {
-                return failed(LoadError::new(
-                    LoadErrorKind::UnknownFormat,
-                    format!("Unknown format {name:?}."),
-                ))
+) -> Option<Result<Box<HotPart>, String>> {
+    let forced = match forced_format(format.as_deref()) {
+        Ok(f) => f,
+        Err(e) => return Some(Err(e.plain_words())),
+    };
+    let mut hot = match LoadHot::new(&Session::hot_request(window_nanos)) {
+        Ok(h) => h,
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    let replaced = || current.get() != job;
+    match run_job(source, forced, &mut hot, &replaced, &|_| Ok(()), &|_| {}).await {
+        Ok(()) => Some(hot.finish().map(Box::new).map_err(|e| e.to_string())),
+        Err(None) => None,
+        Err(Some(e)) => Some(Err(e)),
+    }
+}
+
+/// How often a `part: Rest` load that has read its file looks for its hot data.
+const JOIN_POLL_MS: i32 = 4;
+
+/// Resolves after `ms` milliseconds (the worker's `setTimeout`).
+async fn sleep_ms(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+        let _ = global.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// A `Load` request.
+struct LoadTask {
+    job: JobId,
+    format: Option<String>,
+    window_nanos: Option<(u64, u64)>,
+    part: AnalysisPart,
+}
+
+impl LoadTask {
+    async fn run(
+        self,
+        scope: &WorkerScope<EngineWorker>,
+        id: HandlerId,
+        source: Source,
+        current: &Cell<JobId>,
+        joined_hot: &RefCell<Option<JoinedHot>>,
+    ) -> Response {
+        let job = self.job;
+        let failed = |error: LoadError| Response::Failed { job, error };
+        let forced = match forced_format(self.format.as_deref()) {
+            Ok(f) => f,
+            Err(e) => return failed(e),
+        };
+        let (mut reader, file_name) = match source {
+            Source::Blob { blob, name } => (ChunkReader::from_blob(blob), name),
+            Source::Url { url } => match ChunkReader::from_url(&url).await {
+                Ok(r) => (r, url.rsplit('/').next().unwrap_or(&url).to_owned()),
+                Err(e) => return failed(LoadError::new(LoadErrorKind::Read, e)),
+            },
+        };
+        let bytes_total = reader.total_bytes();
+        let mut session = Session::new(forced, DecodeOptions::default())
+            .with_request(self.window_nanos, self.part);
+        let mut announced = false;
+        let mut next_progress = 0u64;
+        let mut next_preview_ms = 0.0;
+        loop {
+            if current.get() != job {
+                return Response::Cancelled { job };
             }
-        },
-    };
-    let (mut reader, file_name) = match source {
-        Source::Blob { blob, name } => (ChunkReader::from_blob(blob), name),
-        Source::Url { url } => match ChunkReader::from_url(&url).await {
-            Ok(r) => (r, url.rsplit('/').next().unwrap_or(&url).to_owned()),
-            Err(e) => return failed(LoadError::new(LoadErrorKind::Read, e)),
-        },
-    };
-    let bytes_total = reader.total_bytes();
-    let mut session = Session::new(forced, DecodeOptions::default()).with_window(window_nanos);
-    let mut announced = false;
-    let mut next_progress = 0u64;
-    let mut next_preview_ms = 0.0;
-    loop {
-        if current.get() != job {
-            return Response::Cancelled { job };
-        }
-        match reader.next_chunk().await {
-            Ok(Some(chunk)) => {
-                if let Err(e) = session.push(chunk) {
-                    return failed(e);
+            match reader.next_chunk().await {
+                Ok(Some(chunk)) => {
+                    if let Err(e) = session.push(chunk) {
+                        return failed(e);
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => return failed(LoadError::new(LoadErrorKind::Read, e)),
+            }
+            if !announced {
+                if let Some(f) = session.format() {
+                    announced = true;
+                    scope.respond(
+                        id,
+                        Response::Detected {
+                            job,
+                            format: f.name().into(),
+                            description: f.description().into(),
+                        },
+                    );
                 }
             }
-            Ok(None) => break,
-            Err(e) => return failed(LoadError::new(LoadErrorKind::Read, e)),
-        }
-        if !announced {
-            if let Some(f) = session.format() {
-                announced = true;
+            if session.input_bytes() >= next_progress {
+                next_progress = session.input_bytes() + PROGRESS_EVERY_BYTES;
+                let now_ms = js_sys::Date::now();
+                let preview = if now_ms >= next_preview_ms {
+                    next_preview_ms = now_ms + PREVIEW_EVERY_MS;
+                    session.timeline_so_far().map(Box::new)
+                } else {
+                    None
+                };
                 scope.respond(
                     id,
-                    Response::Detected {
+                    Response::Progress {
                         job,
-                        format: f.name().into(),
-                        description: f.description().into(),
+                        bytes_read: session.input_bytes(),
+                        bytes_total,
+                        events: session.events(),
+                        preview,
                     },
                 );
             }
         }
-        if session.input_bytes() >= next_progress {
-            next_progress = session.input_bytes() + PROGRESS_EVERY_BYTES;
-            let now_ms = js_sys::Date::now();
-            let preview = if now_ms >= next_preview_ms {
-                next_preview_ms = now_ms + PREVIEW_EVERY_MS;
-                session.timeline_so_far().map(Box::new)
-            } else {
-                None
-            };
-            scope.respond(
-                id,
-                Response::Progress {
-                    job,
-                    bytes_read: session.input_bytes(),
-                    bytes_total,
-                    events: session.events(),
-                    preview,
-                },
-            );
+        if self.part == AnalysisPart::Rest {
+            // The other worker's hot data, passed on by the page.
+            loop {
+                if current.get() != job {
+                    return Response::Cancelled { job };
+                }
+                let joined = joined_hot.borrow_mut().take_if(|(j, _)| *j == job);
+                match joined {
+                    Some((_, Ok(hot))) => {
+                        session.join_hot(*hot);
+                        break;
+                    }
+                    Some((_, Err(e))) => return failed(LoadError::new(LoadErrorKind::Read, e)),
+                    None => sleep_ms(JOIN_POLL_MS).await,
+                }
+            }
         }
-    }
-    if current.get() != job {
-        return Response::Cancelled { job };
-    }
-    let file_bytes = session.input_bytes();
-    match session.finish() {
-        Ok(done) => Response::Done {
-            job,
-            results: Box::new(done.into_results(file_name, file_bytes)),
-        },
-        Err(e) => failed(e),
+        if current.get() != job {
+            return Response::Cancelled { job };
+        }
+        let file_bytes = session.input_bytes();
+        match session.finish() {
+            Ok(done) => Response::Done {
+                job,
+                results: Box::new(done.into_results(file_name, file_bytes)),
+            },
+            Err(e) => failed(e),
+        }
     }
 }

@@ -33,7 +33,9 @@ use crate::hash::IntMap;
 use crate::mrc::recommend::{recommend, HitCurve};
 use crate::mrc::shards::Shards;
 
+#[cfg(test)]
 use super::hot::HotBlocks;
+use super::hot::HotPart;
 
 /// Sampled lines shared by every device's curve.
 pub const SAMPLE_BUDGET_LINES: u64 = 1 << 18;
@@ -280,8 +282,12 @@ impl Devices {
         d.curve.observe(e);
     }
 
-    pub fn finish(&self, header: &TraceHeader, hot: &HotBlocks) -> DeviceReport {
-        let hot90 = hot.per_device_hot(0.9);
+    pub fn finish(&self, header: &TraceHeader, hot: &HotPart) -> DeviceReport {
+        let hot90: IntMap<u32, (f64, f64)> = hot
+            .per_device_90
+            .iter()
+            .map(|&(dev, blocks, footprint)| (dev, (blocks, footprint)))
+            .collect();
         let mut rows: Vec<DeviceRow> = self
             .devices
             .iter()
@@ -299,7 +305,7 @@ impl Devices {
                 let (hot_blocks, hot_footprint) = hot90.get(&dev).copied().unwrap_or((0.0, 0.0));
                 // The footprint: counted by the hot-data tracker while it is exact (it sees every
                 // block), else the device's own curve sample's estimate.
-                let (footprint_lines, footprint_exact) = if hot.is_exact() {
+                let (footprint_lines, footprint_exact) = if hot.exact {
                     (hot_footprint.round() as u64, true)
                 } else {
                     (d.curve.footprint_lines(), d.curve.rate() >= 1.0)
@@ -319,7 +325,7 @@ impl Devices {
                     footprint_bytes: footprint_lines.saturating_mul(self.line_bytes),
                     footprint_exact,
                     hot_90_bytes: (hot_blocks * self.line_bytes as f64).round() as u64,
-                    hot_exact: hot.is_exact(),
+                    hot_exact: hot.exact,
                     recommended_bytes: rec.as_ref().map(|p| p.size_bytes),
                     hit_ratio,
                     saved_line_ios: (hit_ratio * line_accesses as f64).round() as u64,
@@ -391,7 +397,7 @@ mod tests {
                 feed(ev(2, b, Op::Write));
             }
         }
-        let r = d.finish(&header(3), &hot);
+        let r = d.finish(&header(3), &hot.part(&header(3), true));
         assert_eq!(r.devices, 3);
         assert_eq!(r.others, None);
         let order: Vec<u32> = r.rows.iter().map(|x| x.device).collect();
@@ -424,7 +430,7 @@ mod tests {
                 }
             }
         }
-        let r = d.finish(&header(5), &hot);
+        let r = d.finish(&header(5), &hot.part(&header(5), true));
         assert_eq!(r.devices, 5);
         assert_eq!(r.rows.len(), 2);
         assert_eq!(r.rows[0].device, 4);
@@ -462,7 +468,7 @@ mod tests {
         let total: u64 = d.devices.values().map(|x| x.curve.sampled_lines()).sum();
         assert!(total <= SAMPLE_BUDGET_LINES, "{total}");
         assert!(!hot.is_exact());
-        let r = d.finish(&header(2000), &hot);
+        let r = d.finish(&header(2000), &hot.part(&header(2000), true));
         assert_eq!(r.rows.len(), 4);
         assert_eq!(r.others.as_ref().map(|o| o.devices), Some(1996));
         // The estimate from a 128-line sample is near the true 1,000 lines.

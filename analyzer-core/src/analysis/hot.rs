@@ -148,6 +148,19 @@ impl HashFilter {
     }
 }
 
+/// Hot data's share of a finished analysis: what [`super::Analysis::finish_hot`] gives and
+/// [`super::Analysis::finish_with_hot`] takes, so that a host can count hot data on another
+/// thread (or in another worker) than the rest of the analysis. Small: no per-block data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HotPart {
+    pub report: HotReport,
+    /// Per device, by device number (empty unless the per-device table is asked for): its hot
+    /// data at 90% of its block accesses and its footprint, in (weighted) blocks.
+    pub per_device_90: Vec<(u32, f64, f64)>,
+    /// Whether every block was counted (no spatial sample).
+    pub exact: bool,
+}
+
 /// `(count, weight, blocks)`: `blocks` tracked blocks of `count` accesses, each standing for
 /// `weight` blocks; the input of [`HotBlocks::hot_set`], hottest first ([`runs_hottest_first`]).
 type Run = (u64, f64, u64);
@@ -396,6 +409,25 @@ impl HotBlocks {
             }
         }
         1
+    }
+
+    /// What the rest of the analysis needs of hot data ([`HotPart`]): the report, and per
+    /// device (when `per_device`) its hot data at 90% and footprint.
+    pub fn part(&self, header: &TraceHeader, per_device: bool) -> HotPart {
+        let mut per_device_90: Vec<(u32, f64, f64)> = if per_device {
+            self.per_device_hot(0.9)
+                .into_iter()
+                .map(|(dev, (hot, footprint))| (dev, hot, footprint))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        per_device_90.sort_unstable_by_key(|&(dev, _, _)| dev);
+        HotPart {
+            report: self.finish(header),
+            per_device_90,
+            exact: self.is_exact(),
+        }
     }
 
     /// Whether every block is counted (no spatial sampling yet).

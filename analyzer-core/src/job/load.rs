@@ -1,11 +1,19 @@
 //! The first look at a trace: `stat`'s summary and the workload analysis (hot data, access
 //! pattern, latency, timeline, heat maps), on the whole trace or a time window, in one pass.
+//!
+//! Hot data costs about as much as the rest of the analysis together, so a host with two cores
+//! can count it apart ([`crate::analysis::AnalysisPart`]): a [`Load`] of the request with
+//! `part: Rest` and a [`LoadHot`] of the same request, each fed every event (two web workers
+//! each reading the file), joined with [`Load::join_hot`]; or, natively, [`Load::with_threads`]
+//! (feature `threads`), which feeds a [`LoadHot`] on a thread of its own. Either way the result
+//! is the whole load's, to the last digit.
 
 use serde::{Deserialize, Serialize};
 
 use super::{Job, JobError, WindowFilter, WindowNanos};
+use crate::analysis::hot::HotPart;
 use crate::analysis::timeline::TimelineReport;
-use crate::analysis::{Analysis, AnalysisConfig, AnalysisReport};
+use crate::analysis::{Analysis, AnalysisConfig, AnalysisPart, AnalysisReport};
 use crate::stat::{Stat, StatSummary};
 use crate::{Diagnostics, IoEvent, TraceHeader};
 
@@ -27,6 +35,10 @@ pub struct LoadRequest {
     /// 0 leaves it out.
     #[serde(default)]
     pub device_rows: u32,
+    /// The share of the analysis a [`Load`] computes: the whole, or all but hot data (joined
+    /// with a [`LoadHot`]'s). A [`LoadHot`] ignores it.
+    #[serde(default)]
+    pub part: AnalysisPart,
 }
 
 /// Rows of the per-device table unless a host asks for another count (`analyze --per-device`'s
@@ -53,7 +65,19 @@ impl LoadRequest {
             exact_block_limit: d.exact_block_limit,
             exact_mrc: false,
             device_rows: 0,
+            part: AnalysisPart::Whole,
         }
+    }
+
+    fn validate(&self) -> Result<(), JobError> {
+        let b = self.block_bytes;
+        if !b.is_power_of_two() || !(4096..=1 << 20).contains(&b) {
+            return Err(JobError::invalid(
+                format!("block size {b}"),
+                "a power of two from 4 KiB to 1 MiB",
+            ));
+        }
+        Ok(())
     }
 
     fn config(&self) -> AnalysisConfig {
@@ -108,37 +132,96 @@ pub struct TraceResults {
 /// The load job.
 pub struct Load {
     request: LoadRequest,
-    window: WindowFilter,
+    batch: Batch,
     stat: Stat,
     analysis: Option<Analysis>,
+    /// The analysis's share: `Rest` when hot data is counted elsewhere (a [`LoadHot`] joined
+    /// with [`Load::join_hot`], or this job's own thread).
+    part: AnalysisPart,
     events: u64,
-    /// Admitted events not yet given to `stat` and `analysis`: they take them
-    /// [`LOAD_BATCH_EVENTS`] at a time so that their table look-ups' cache misses overlap.
-    pending: Vec<IoEvent>,
-    result: Option<LoadResult>,
+    /// Set by the pass's end: `stat`'s result and what the analysis's report needs.
+    ended: Option<(StatSummary, TraceHeader, Diagnostics)>,
+    /// Hot data's share, for a `Rest` analysis.
+    hot: Option<HotPart>,
+    #[cfg(feature = "threads")]
+    hot_thread: Option<threads::HotThread>,
 }
 
 /// Events handed to the accumulators at once (enough to overlap a few dozen cache misses).
 const LOAD_BATCH_EVENTS: usize = 32;
 
+/// The window and the admitted events not yet handed over, of both load jobs: the accumulators
+/// take them [`LOAD_BATCH_EVENTS`] at a time so that their table look-ups' cache misses overlap.
+struct Batch {
+    window: WindowFilter,
+    pending: Vec<IoEvent>,
+}
+
+impl Batch {
+    fn new(window: WindowNanos) -> Batch {
+        Batch {
+            window: WindowFilter::new(window),
+            pending: Vec::with_capacity(LOAD_BATCH_EVENTS),
+        }
+    }
+
+    /// Keeps `e` if the window admits it: `None` when it does not, else whether the batch is
+    /// full.
+    fn push(&mut self, e: &IoEvent) -> Option<bool> {
+        if !self.window.admits(e) {
+            return None;
+        }
+        self.pending.push(*e);
+        Some(self.pending.len() >= LOAD_BATCH_EVENTS)
+    }
+}
+
 impl Load {
     pub fn new(request: LoadRequest) -> Result<Load, JobError> {
-        let b = request.block_bytes;
-        if !b.is_power_of_two() || !(4096..=1 << 20).contains(&b) {
+        request.validate()?;
+        if request.part == AnalysisPart::HotData {
             return Err(JobError::invalid(
-                format!("block size {b}"),
-                "a power of two from 4 KiB to 1 MiB",
+                "load part hot_data",
+                "whole or rest (hot data alone is the LoadHot job)",
             ));
         }
         Ok(Load {
-            window: WindowFilter::new(request.window_nanos),
+            batch: Batch::new(request.window_nanos),
             stat: Stat::new(),
-            analysis: request.analysis.then(|| Analysis::new(request.config())),
+            analysis: request
+                .analysis
+                .then(|| Analysis::part(request.config(), request.part)),
+            part: request.part,
             request,
             events: 0,
-            pending: Vec::with_capacity(LOAD_BATCH_EVENTS),
-            result: None,
+            ended: None,
+            hot: None,
+            #[cfg(feature = "threads")]
+            hot_thread: None,
         })
+    }
+
+    /// A load that counts hot data on a thread of its own when `threads` is 2 or more (and the
+    /// request is for the whole analysis): the same result, in about half the time on two
+    /// cores. Native hosts.
+    #[cfg(feature = "threads")]
+    pub fn with_threads(request: LoadRequest, threads: usize) -> Result<Load, JobError> {
+        let mut load = Load::new(request)?;
+        if threads > 1 && load.analysis.is_some() && load.part == AnalysisPart::Whole {
+            let hot = LoadHot::unwindowed(&load.request);
+            if let Some(thread) = threads::HotThread::start(hot) {
+                load.part = AnalysisPart::Rest;
+                load.analysis = Some(Analysis::part(load.request.config(), AnalysisPart::Rest));
+                load.hot_thread = Some(thread);
+            }
+        }
+        Ok(load)
+    }
+
+    /// Gives a `part: Rest` load hot data's share: the result of a [`LoadHot`] of the same
+    /// request over the same input. Needed before [`Job::finish`].
+    pub fn join_hot(&mut self, hot: HotPart) {
+        self.hot = Some(hot);
     }
 
     /// Events inside the window so far.
@@ -162,11 +245,16 @@ impl Load {
     }
 
     fn flush(&mut self) {
-        self.stat.observe_batch(&self.pending);
+        let pending = &self.batch.pending;
+        self.stat.observe_batch(pending);
         if let Some(a) = self.analysis.as_mut() {
-            a.observe_batch(&self.pending);
+            a.observe_batch(pending);
         }
-        self.pending.clear();
+        #[cfg(feature = "threads")]
+        if let Some(t) = self.hot_thread.as_mut() {
+            t.push(pending);
+        }
+        self.batch.pending.clear();
     }
 }
 
@@ -178,16 +266,15 @@ impl Job for Load {
     }
 
     fn begin_pass(&mut self, _pass: usize) {
-        self.window.reset();
+        self.batch.window.reset();
     }
 
     fn observe(&mut self, e: &IoEvent) {
-        if !self.window.admits(e) {
+        let Some(full) = self.batch.push(e) else {
             return;
-        }
+        };
         self.events += 1;
-        self.pending.push(*e);
-        if self.pending.len() >= LOAD_BATCH_EVENTS {
+        if full {
             self.flush();
         }
     }
@@ -198,19 +285,178 @@ impl Job for Load {
         diagnostics: &Diagnostics,
     ) -> Result<(), JobError> {
         self.flush();
-        self.result = Some(LoadResult {
-            stat: self.stat.finish(header, diagnostics),
-            analysis: self
-                .analysis
-                .as_ref()
-                .map(|a| a.finish(header, diagnostics)),
-        });
+        #[cfg(feature = "threads")]
+        if let Some(t) = self.hot_thread.take() {
+            self.hot = Some(t.finish(header)?);
+        }
+        self.ended = Some((
+            self.stat.finish(header, diagnostics),
+            header.clone(),
+            diagnostics.clone(),
+        ));
         Ok(())
     }
 
     fn finish(self) -> Result<LoadResult, JobError> {
+        let (stat, header, diagnostics) = self
+            .ended
+            .ok_or_else(|| JobError::invalid("load", "the trace was not read"))?;
+        let analysis = match (&self.analysis, self.part) {
+            (None, _) => None,
+            (Some(a), AnalysisPart::Rest) => {
+                let hot = self.hot.as_ref().ok_or_else(|| {
+                    JobError::invalid("load part rest", "joined with its hot data's part")
+                })?;
+                Some(a.finish_with_hot(&header, &diagnostics, hot))
+            }
+            (Some(a), _) => Some(a.finish(&header, &diagnostics)),
+        };
+        Ok(LoadResult { stat, analysis })
+    }
+}
+
+/// Hot data's share of a load ([`crate::analysis::AnalysisPart::HotData`]): run over the same
+/// input as a `part: Rest` [`Load`] of the same request, and joined to it with
+/// [`Load::join_hot`].
+pub struct LoadHot {
+    batch: Batch,
+    analysis: Analysis,
+    result: Option<HotPart>,
+}
+
+impl LoadHot {
+    /// Hot data's share of `request` (its `part` is not read).
+    pub fn new(request: &LoadRequest) -> Result<LoadHot, JobError> {
+        request.validate()?;
+        let mut hot = LoadHot::unwindowed(request);
+        hot.batch = Batch::new(request.window_nanos);
+        Ok(hot)
+    }
+
+    /// Without the request's window: fed only the events a [`Load`] admitted.
+    fn unwindowed(request: &LoadRequest) -> LoadHot {
+        LoadHot {
+            batch: Batch::new(None),
+            analysis: Analysis::part(request.config(), AnalysisPart::HotData),
+            result: None,
+        }
+    }
+
+    fn flush(&mut self) {
+        self.analysis.observe_batch(&self.batch.pending);
+        self.batch.pending.clear();
+    }
+}
+
+impl Job for LoadHot {
+    type Output = HotPart;
+
+    fn passes(&self) -> usize {
+        1
+    }
+
+    fn begin_pass(&mut self, _pass: usize) {
+        self.batch.window.reset();
+    }
+
+    fn observe(&mut self, e: &IoEvent) {
+        if self.batch.push(e) == Some(true) {
+            self.flush();
+        }
+    }
+
+    fn end_pass(
+        &mut self,
+        header: &TraceHeader,
+        _diagnostics: &Diagnostics,
+    ) -> Result<(), JobError> {
+        self.flush();
+        self.result = Some(self.analysis.finish_hot(header));
+        Ok(())
+    }
+
+    fn finish(self) -> Result<HotPart, JobError> {
         self.result
-            .ok_or_else(|| JobError::invalid("load", "the trace was not read"))
+            .ok_or_else(|| JobError::invalid("load's hot data", "the trace was not read"))
+    }
+}
+
+/// [`Load::with_threads`]'s thread.
+#[cfg(feature = "threads")]
+mod threads {
+    use std::sync::mpsc;
+    use std::thread::JoinHandle;
+
+    use super::{HotPart, LoadHot};
+    use crate::job::JobError;
+    use crate::{IoEvent, TraceHeader};
+
+    /// Events sent to the thread at once, and batches queued before the reader waits: memory
+    /// stays bounded (a few MB) whichever side is slower.
+    const BATCH_EVENTS: usize = 16 * 1024;
+    const QUEUED_BATCHES: usize = 4;
+
+    enum Message {
+        Events(Vec<IoEvent>),
+        End(Box<TraceHeader>),
+    }
+
+    pub(super) struct HotThread {
+        tx: mpsc::SyncSender<Message>,
+        handle: JoinHandle<Option<HotPart>>,
+        batch: Vec<IoEvent>,
+    }
+
+    impl HotThread {
+        /// `None` when no thread could be started (the load then counts hot data itself).
+        pub(super) fn start(mut hot: LoadHot) -> Option<HotThread> {
+            let (tx, rx) = mpsc::sync_channel::<Message>(QUEUED_BATCHES);
+            let handle = std::thread::Builder::new()
+                .name("blocksight-hot".into())
+                .spawn(move || {
+                    for message in rx {
+                        match message {
+                            Message::Events(events) => {
+                                for chunk in events.chunks(super::LOAD_BATCH_EVENTS) {
+                                    hot.analysis.observe_batch(chunk);
+                                }
+                            }
+                            Message::End(header) => {
+                                return Some(hot.analysis.finish_hot(&header));
+                            }
+                        }
+                    }
+                    None
+                })
+                .ok()?;
+            Some(HotThread {
+                tx,
+                handle,
+                batch: Vec::with_capacity(BATCH_EVENTS),
+            })
+        }
+
+        /// Admitted events, in order.
+        pub(super) fn push(&mut self, events: &[IoEvent]) {
+            self.batch.extend_from_slice(events);
+            if self.batch.len() >= BATCH_EVENTS {
+                let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_EVENTS));
+                // A thread that hung up has panicked; `finish` reports it.
+                let _ = self.tx.send(Message::Events(full));
+            }
+        }
+
+        /// Sends the rest and the end of the pass, and waits for hot data's share.
+        pub(super) fn finish(self, header: &TraceHeader) -> Result<HotPart, JobError> {
+            let HotThread { tx, handle, batch } = self;
+            let _ = tx.send(Message::Events(batch));
+            let _ = tx.send(Message::End(Box::new(header.clone())));
+            drop(tx);
+            match handle.join() {
+                Ok(Some(hot)) => Ok(hot),
+                _ => Err(JobError::invalid("load", "its hot-data thread failed")),
+            }
+        }
     }
 }
 
@@ -218,6 +464,105 @@ impl Job for Load {
 mod tests {
     use super::*;
     use crate::event::Op;
+
+    /// Events on three devices: skewed reads and writes with some scans, a discard now and
+    /// then, a millisecond apart.
+    fn trace(n: u64) -> (TraceHeader, Vec<IoEvent>) {
+        let events = (0..n)
+            .map(|i| {
+                let r = crate::hash::mix64(i);
+                let block = if r % 10 == 0 {
+                    i % 50_000
+                } else {
+                    (r >> 20) % (1 + (r >> 8) % 30_000)
+                };
+                IoEvent {
+                    time_nanos: i * 1_000_000,
+                    device: (r % 3) as u32,
+                    offset_bytes: block * 4096,
+                    len_bytes: 4096 << ((r >> 40) % 4),
+                    op: match r % 50 {
+                        0 => Op::Discard,
+                        1..=15 => Op::Write,
+                        _ => Op::Read,
+                    },
+                    latency_nanos: Some(50_000 + r % 1_000_000),
+                    pid: None,
+                }
+            })
+            .collect();
+        let mut header = TraceHeader::new("test");
+        for d in 0..3 {
+            header
+                .devices
+                .push(crate::event::DeviceInfo::named(format!("d{d}")));
+        }
+        (header, events)
+    }
+
+    /// A load's rest joined with its hot data's part is the whole load, to the last digit:
+    /// per device, with hot data exact and sampled, on the whole trace and a window.
+    #[test]
+    fn the_rest_joined_with_hot_data_is_the_whole_load() {
+        let (header, events) = trace(60_000);
+        for (exact_block_limit, window_nanos) in [
+            (1 << 21, None),
+            (4096, None),
+            (4096, Some((5_000_000_000, 40_000_000_000))),
+        ] {
+            let request = LoadRequest {
+                exact_block_limit,
+                window_nanos,
+                ..LoadRequest::app()
+            };
+            let whole = crate::job::run_events(
+                Load::new(request.clone()).expect("whole"),
+                &header,
+                &events,
+            )
+            .expect("whole");
+            let hot =
+                crate::job::run_events(LoadHot::new(&request).expect("hot"), &header, &events)
+                    .expect("hot");
+            let mut rest = Load::new(LoadRequest {
+                part: AnalysisPart::Rest,
+                ..request.clone()
+            })
+            .expect("rest");
+            for e in &events {
+                rest.observe(e);
+            }
+            rest.end_pass(&header, &Diagnostics::default())
+                .expect("end");
+            let unjoined = Load::new(LoadRequest {
+                part: AnalysisPart::Rest,
+                ..request.clone()
+            })
+            .expect("rest");
+            assert!(
+                crate::job::run_events(unjoined, &header, &events).is_err(),
+                "a rest without hot data has no result"
+            );
+            assert_eq!(hot.exact, exact_block_limit > 1 << 20);
+            rest.join_hot(hot);
+            let joined = rest.finish().expect("joined");
+            assert_eq!(joined, whole);
+            assert!(whole
+                .analysis
+                .as_ref()
+                .is_some_and(|a| a.per_device.is_some()));
+            #[cfg(feature = "threads")]
+            {
+                let threaded = crate::job::run_events(
+                    Load::with_threads(request, 2).expect("threads"),
+                    &header,
+                    &events,
+                )
+                .expect("threaded");
+                assert_eq!(threaded, whole);
+            }
+        }
+    }
 
     /// The live timeline counts every event observed so far, whatever the batch boundary, and
     /// the finished timeline equals one from a load whose live timeline was never asked for.

@@ -34,19 +34,24 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_DEVICE_ROWS, requires = "per_device",
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub top: u32,
+    /// Threads (default: every core): with two or more, hot data is counted on a thread of
+    /// its own; the results do not depend on it.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
     /// Print the full report as JSON (fields documented in docs/analysis.md).
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let job = Load::new(LoadRequest {
+    let request = LoadRequest {
         block_bytes: args.line_size,
         exact_block_limit: args.exact_blocks,
         exact_mrc: args.exact_mrc,
         device_rows: if args.per_device { args.top } else { 0 },
         ..LoadRequest::new()
-    })?;
+    };
+    let job = Load::with_threads(request, crate::cmd::threads(args.threads)?)?;
     let (result, read) = input::run_job(&args.input, job)?;
     input::warn_diagnostics(&read);
     let report = result

@@ -46,7 +46,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
     // One read for the load and the copy; a second only when the copy must be sampled.
     let job = Pair::new(
-        Load::new(LoadRequest::app())?,
+        Load::with_threads(LoadRequest::app(), crate::cmd::threads(None)?)?,
         Copy::new(CopyRequest {
             embed_events: args.embed_events,
             total_events: None,

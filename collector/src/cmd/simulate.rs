@@ -11,7 +11,7 @@ use analyzer_core::job::simulate::model::{
 use analyzer_core::job::simulate::{SimRun, Simulate, SimulateRequest, SimulateResult};
 use analyzer_core::job::{parse_duration, CacheParams, CacheSize};
 use analyzer_core::units::{bytes, count, duration, parse_size, percent, plural};
-use anyhow::{bail, Context};
+use anyhow::Context;
 
 use crate::input::{self, InputArgs};
 
@@ -196,12 +196,7 @@ pub fn request(args: &Args) -> anyhow::Result<SimulateRequest> {
 /// Runs the job: the trace is decoded once per pass and every cell of the grid sees the same
 /// events; with several cells, the cells run on `--threads` threads (the job's).
 pub fn simulate(args: &Args) -> anyhow::Result<(SimulateResult, input::ReadSummary)> {
-    let threads = match args.threads {
-        Some(0) => bail!("--threads: at least 1"),
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, usize::from),
-    };
-    let job = Simulate::with_threads(request(args)?, threads)?;
+    let job = Simulate::with_threads(request(args)?, crate::cmd::threads(args.threads)?)?;
     input::run_job(&args.input, job)
 }
 

@@ -1,7 +1,9 @@
 //! What the UI thread and the engine worker say to each other. Trace bytes never appear here:
 //! the UI hands over a `Blob` (or a same-origin URL) and gets progress and results back.
 
+use analyzer_core::analysis::hot::HotPart;
 use analyzer_core::analysis::timeline::TimelineReport;
+use analyzer_core::analysis::AnalysisPart;
 use analyzer_core::mrc::MrcReport;
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +23,22 @@ pub enum Request {
         format: Option<String>,
         /// Analyse only `[start, end)` nanoseconds after the first request.
         window_nanos: Option<(u64, u64)>,
+        /// The whole analysis, or all but hot data (then a second worker counts hot data, sent
+        /// here by `JoinHot` before the load can finish).
+        part: AnalysisPart,
+    },
+    /// Count the hot data of the same load in a second worker (the core's `LoadHot` job: it
+    /// reads the file itself), answered by `HotCounted`.
+    LoadHot {
+        job: JobId,
+        source: Source,
+        format: Option<String>,
+        window_nanos: Option<(u64, u64)>,
+    },
+    /// The second worker's `HotCounted` for a `part: Rest` load, passed on by the page.
+    JoinHot {
+        job: JobId,
+        hot: Result<Box<HotPart>, String>,
     },
     /// Stop the job at the next chunk boundary.
     Cancel { job: JobId },
@@ -97,6 +115,12 @@ pub enum Response {
     Cancelled {
         job: JobId,
     },
+    /// Hot data of a `LoadHot` job (or why it could not be counted), for the page to pass on
+    /// to the load's worker.
+    HotCounted {
+        job: JobId,
+        hot: Result<Box<HotPart>, String>,
+    },
     /// The array prediction of a `Predict` job.
     Predicted {
         job: JobId,
@@ -160,6 +184,7 @@ impl Response {
             | Response::Done { job, .. }
             | Response::Failed { job, .. }
             | Response::Cancelled { job }
+            | Response::HotCounted { job, .. }
             | Response::Predicted { job, .. }
             | Response::PredictFailed { job, .. }
             | Response::CacheSimulated { job, .. }

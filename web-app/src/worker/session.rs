@@ -7,8 +7,9 @@
 //! or, for an events-only session, only to the caller's sink (another job). Memory is bounded by
 //! the sniff buffer, the decoder's own bounded buffers and the jobs' bounded state.
 
+use analyzer_core::analysis::hot::HotPart;
 use analyzer_core::analysis::timeline::TimelineReport;
-use analyzer_core::analysis::AnalysisReport;
+use analyzer_core::analysis::{AnalysisPart, AnalysisReport};
 use analyzer_core::compress::{Codec, Decompressing, Decompressor};
 use analyzer_core::decode::DecodeOptions;
 use analyzer_core::job::load::{Load, LoadRequest};
@@ -72,6 +73,8 @@ pub struct Session {
     codec: Codec,
     /// The load job (`None` when only the events are wanted, for another job).
     load: Option<Load>,
+    /// Hot data's share for a `part: Rest` load, counted elsewhere ([`Session::join_hot`]).
+    hot: Option<HotPart>,
     /// Events decoded.
     events: u64,
     /// The decoder's latest batch of events (kept to reuse its memory).
@@ -92,6 +95,7 @@ impl Session {
             decoder: None,
             codec: Codec::None,
             load: Load::new(LoadRequest::app()).ok(),
+            hot: None,
             events: 0,
             batch: Vec::with_capacity(DECODE_BATCH_EVENTS),
             input_bytes: 0,
@@ -106,15 +110,36 @@ impl Session {
 
     /// Restricts the analyses to `[start, end)` nanoseconds after the first event (the brush on
     /// the timeline), as the load job cuts it.
-    pub fn with_window(mut self, window_nanos: Option<(u64, u64)>) -> Session {
+    pub fn with_window(self, window_nanos: Option<(u64, u64)>) -> Session {
+        self.with_request(window_nanos, AnalysisPart::Whole)
+    }
+
+    /// [`Session::with_window`], computing only `part` of the analysis: with
+    /// [`AnalysisPart::Rest`], hot data counted elsewhere must be given to
+    /// [`Session::join_hot`] before [`Session::finish`].
+    pub fn with_request(mut self, window_nanos: Option<(u64, u64)>, part: AnalysisPart) -> Session {
         if self.load.is_some() {
             self.load = Load::new(LoadRequest {
                 window_nanos,
+                part,
                 ..LoadRequest::app()
             })
             .ok();
         }
         self
+    }
+
+    /// The request whose hot data a second worker counts for this load (`LoadHot`).
+    pub fn hot_request(window_nanos: Option<(u64, u64)>) -> LoadRequest {
+        LoadRequest {
+            window_nanos,
+            ..LoadRequest::app()
+        }
+    }
+
+    /// Hot data's share of a `part: Rest` load (the `LoadHot` of [`Session::hot_request`]).
+    pub fn join_hot(&mut self, hot: HotPart) {
+        self.hot = Some(hot);
     }
 
     /// The format, once detected.
@@ -256,6 +281,9 @@ impl Session {
             None => Load::new(LoadRequest::app()),
         }
         .map_err(|e| LoadError::new(LoadErrorKind::Read, e.to_string()))?;
+        if let Some(hot) = self.hot.take() {
+            load.join_hot(hot);
+        }
         let done = load
             .end_pass(&header, &diagnostics)
             .and_then(|()| load.finish())
