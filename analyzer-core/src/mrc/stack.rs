@@ -419,6 +419,67 @@ mod tests {
         assert_eq!(got, naive(&keys));
     }
 
+    /// Distances by an independent method: a Fenwick tree over access times (a mark at each
+    /// key's latest access; the distance counts the marks after the previous one), with
+    /// removals. Every access of `ops` (`(key, remove)`) gets its distance compared, and the
+    /// length after each step.
+    fn matches_time_marks(ops: &[(u64, bool)], s: &mut StackDistance) {
+        let n = ops.len() + 1;
+        let mut tree = vec![0i64; n + 1];
+        let add = |tree: &mut Vec<i64>, t: usize, v: i64| {
+            let mut i = t + 1;
+            while i <= n {
+                tree[i] += v;
+                i += i & i.wrapping_neg();
+            }
+        };
+        let prefix = |tree: &Vec<i64>, t: usize| {
+            let (mut i, mut sum) = (t + 1, 0);
+            while i > 0 {
+                sum += tree[i];
+                i &= i - 1;
+            }
+            sum
+        };
+        let mut last: std::collections::HashMap<u64, usize> = Default::default();
+        for (t, &(k, remove)) in ops.iter().enumerate() {
+            let before = last.remove(&k);
+            let want = before.map(|p| (prefix(&tree, t) - prefix(&tree, p)) as u64 + 1);
+            if let Some(p) = before {
+                add(&mut tree, p, -1);
+            }
+            if remove {
+                assert_eq!(s.remove(k), want.is_some(), "removal {t}");
+            } else {
+                assert_eq!(s.access(k), want, "access {t} of key {k}");
+                add(&mut tree, t, 1);
+                last.insert(k, t);
+            }
+            assert_eq!(s.len(), last.len());
+        }
+    }
+
+    /// Far more keys than the other tests use (at most 700, a tree of eight blocks): distances
+    /// into the tens of thousands over a tree of hundreds of blocks, keys re-used soon and long
+    /// after (a hot set, a cold set and a scan), with removals, across compactions and table
+    /// growths, against a count that shares nothing with the stack's blocks.
+    #[test]
+    fn far_reuses_match_an_independent_count() {
+        let ops: Vec<(u64, bool)> = (0..400_000u64)
+            .map(|i| {
+                let r = crate::hash::mix64(i);
+                let key = match r % 10 {
+                    0..=5 => r >> 40 & 255,
+                    6..=8 => 1_000 + (r >> 20) % 40_000,
+                    _ => 100_000 + i / 3,
+                };
+                (key, r >> 60 == 0 && key % 2 == 0)
+            })
+            .collect();
+        matches_time_marks(&ops, &mut StackDistance::new());
+        matches_time_marks(&ops, &mut StackDistance::with_min_capacity(1 << 16));
+    }
+
     proptest! {
         #[test]
         fn matches_naive_stack(keys in proptest::collection::vec(0u64..300, 0..6000)) {
