@@ -274,6 +274,10 @@ function __wbg_get_imports() {
             const ret = arg0[arg1];
             return ret;
         },
+        __wbg_hardwareConcurrency_8f990c8e7f6c632f: function(arg0) {
+            const ret = arg0.hardwareConcurrency;
+            return ret;
+        },
         __wbg_hash_20c2dd23244d8e75: function() { return handleError(function (arg0, arg1) {
             const ret = arg1.hash;
             const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
@@ -520,6 +524,10 @@ function __wbg_get_imports() {
             var len1 = WASM_VECTOR_LEN;
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
+        },
+        __wbg_navigator_c17f443a6fe5d38d: function(arg0) {
+            const ret = arg0.navigator;
+            return ret;
         },
         __wbg_new_13de428334042d26: function(arg0) {
             const ret = new Uint8Array(arg0);
@@ -925,12 +933,12 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MessageEvent")], shim_idx: 109, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_638aa46c94a41846___features__gen_MessageEvent__MessageEvent______true_);
+            const ret = makeClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_ac9e4783af7514c7___features__gen_MessageEvent__MessageEvent______true_);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Ref(NamedExternref("Event"))], shim_idx: 141, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_638aa46c94a41846___features__gen_Event__Event______true_);
+            const ret = makeClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_ac9e4783af7514c7___features__gen_Event__Event______true_);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
@@ -977,12 +985,12 @@ function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke_______true_
     wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke_______true_(arg0, arg1);
 }
 
-function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_638aa46c94a41846___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
-    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_638aa46c94a41846___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
+function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_ac9e4783af7514c7___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
+    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_ac9e4783af7514c7___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
 }
 
-function wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_638aa46c94a41846___features__gen_Event__Event______true_(arg0, arg1, arg2) {
-    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_638aa46c94a41846___features__gen_Event__Event______true_(arg0, arg1, arg2);
+function wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_ac9e4783af7514c7___features__gen_Event__Event______true_(arg0, arg1, arg2) {
+    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_ac9e4783af7514c7___features__gen_Event__Event______true_(arg0, arg1, arg2);
 }
 
 function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___wasm_bindgen_dbbfa9268b86855___JsValue__core_f9449fc31f7c2003___result__Result_____wasm_bindgen_dbbfa9268b86855___JsError___true_(arg0, arg1, arg2) {

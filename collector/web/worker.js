@@ -223,6 +223,24 @@ let wasm_bindgen = (function(exports) {
                 const ret = new Array();
                 return ret;
             },
+            __wbg_new_ba40181b3f24ac80: function(arg0, arg1) {
+                try {
+                    var state0 = {a: arg0, b: arg1};
+                    var cb0 = (arg0, arg1) => {
+                        const a = state0.a;
+                        state0.a = 0;
+                        try {
+                            return wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___js_sys_5dae1eefd304fe4e___Function_fn_wasm_bindgen_b555d23fc0bcf03e___JsValue_____wasm_bindgen_b555d23fc0bcf03e___sys__Undefined___js_sys_5dae1eefd304fe4e___Function_fn_wasm_bindgen_b555d23fc0bcf03e___JsValue_____wasm_bindgen_b555d23fc0bcf03e___sys__Undefined_______true_(a, state0.b, arg0, arg1);
+                        } finally {
+                            state0.a = a;
+                        }
+                    };
+                    const ret = new Promise(cb0);
+                    return ret;
+                } finally {
+                    state0.a = 0;
+                }
+            },
             __wbg_new_cd4348290afae586: function() {
                 const ret = new Object();
                 return ret;
@@ -276,6 +294,10 @@ let wasm_bindgen = (function(exports) {
                 const ret = Promise.resolve(arg0);
                 return ret;
             },
+            __wbg_setTimeout_7b54aa5f72cd7066: function() { return handleError(function (arg0, arg1, arg2) {
+                const ret = arg0.setTimeout(arg1, arg2);
+                return ret;
+            }, arguments); },
             __wbg_set_d2d33b52458e984a: function(arg0, arg1, arg2) {
                 arg0[arg1 >>> 0] = arg2;
             },
@@ -339,7 +361,7 @@ let wasm_bindgen = (function(exports) {
             },
             __wbindgen_generic_0000000000000002: function(arg0, arg1) {
                 // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MessageEvent")], shim_idx: 14, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-                const ret = makeClosure(arg0, arg1, wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_1d92bd51b389cf40___features__gen_MessageEvent__MessageEvent______true_);
+                const ret = makeClosure(arg0, arg1, wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_17d26aa2e89a96d1___features__gen_MessageEvent__MessageEvent______true_);
                 return ret;
             },
             __wbindgen_generic_0000000000000003: function(arg0) {
@@ -372,8 +394,8 @@ let wasm_bindgen = (function(exports) {
         };
     }
 
-    function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_1d92bd51b389cf40___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
-        wasm.wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_1d92bd51b389cf40___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
+    function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_17d26aa2e89a96d1___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
+        wasm.wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_17d26aa2e89a96d1___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
     }
 
     function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___wasm_bindgen_b555d23fc0bcf03e___JsValue__core_ee2a015990f71d14___result__Result_____wasm_bindgen_b555d23fc0bcf03e___JsError___true_(arg0, arg1, arg2) {
@@ -381,6 +403,10 @@ let wasm_bindgen = (function(exports) {
         if (ret[1]) {
             throw takeFromExternrefTable0(ret[0]);
         }
+    }
+
+    function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___js_sys_5dae1eefd304fe4e___Function_fn_wasm_bindgen_b555d23fc0bcf03e___JsValue_____wasm_bindgen_b555d23fc0bcf03e___sys__Undefined___js_sys_5dae1eefd304fe4e___Function_fn_wasm_bindgen_b555d23fc0bcf03e___JsValue_____wasm_bindgen_b555d23fc0bcf03e___sys__Undefined_______true_(arg0, arg1, arg2, arg3) {
+        wasm.wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___js_sys_5dae1eefd304fe4e___Function_fn_wasm_bindgen_b555d23fc0bcf03e___JsValue_____wasm_bindgen_b555d23fc0bcf03e___sys__Undefined___js_sys_5dae1eefd304fe4e___Function_fn_wasm_bindgen_b555d23fc0bcf03e___JsValue_____wasm_bindgen_b555d23fc0bcf03e___sys__Undefined_______true_(arg0, arg1, arg2, arg3);
     }
 
     function addToExternrefTable0(obj) {
