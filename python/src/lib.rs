@@ -340,6 +340,7 @@ fn load_request(kind: &str, o: &Options) -> anyhow::Result<LoadRequest> {
         } else {
             0
         },
+        ..d
     })
 }
 
