@@ -202,8 +202,9 @@ impl Load {
     }
 
     /// A load that counts hot data on a thread of its own when `threads` is 2 or more (and the
-    /// request is for the whole analysis): the same result, in about half the time on two
-    /// cores. Native hosts.
+    /// request is for the whole analysis): the same result, sooner on two cores by as much as
+    /// hot data's share of the work (0.6 s of 1.7 s on a 1.1 M-request trace with 7 M distinct
+    /// blocks, README). Native hosts.
     #[cfg(feature = "threads")]
     pub fn with_threads(request: LoadRequest, threads: usize) -> Result<Load, JobError> {
         let mut load = Load::new(request)?;
