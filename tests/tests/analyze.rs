@@ -158,6 +158,40 @@ fn per_device_rows_add_up_and_match_each_volume_alone() {
     assert!(plain["config"].get("device_rows").is_none());
 }
 
+/// `--threads`: hot data on a second thread gives the one-thread report byte for byte, per
+/// device and with hot data sampled (`--exact-blocks` far below the footprint); 0 is refused.
+#[test]
+fn threads_do_not_change_the_report() {
+    for (file, extra) in [
+        ("tencent/cbs_sample.csv", &["--per-device"][..]),
+        ("sample/pgbench.bst", &["--exact-blocks", "1000"][..]),
+    ] {
+        let f = data_dir().join(file);
+        let f = f.to_str().expect("utf-8 path");
+        let report = |threads: &str| {
+            let mut args = vec!["analyze", f, "--json", "-q", "--threads", threads];
+            args.extend_from_slice(extra);
+            let out = run_blocksight(&args);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out.stdout
+        };
+        let one = report("1");
+        assert_eq!(one, report("2"), "{file}: two threads");
+        assert_eq!(one, report("3"), "{file}: three threads");
+        let r: Value = serde_json::from_slice(&one).expect("JSON");
+        if extra.contains(&"--exact-blocks") {
+            assert_eq!(r["hot"]["exact"], false, "hot data sampled");
+        }
+    }
+    let out = run_blocksight(["analyze", "-q", "--threads", "0", "x.bst"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--threads: at least 1"));
+}
+
 /// A one-device trace's row is the analysis's own recommendation: the same sample size over
 /// the same hash (docs/analysis.md, "Per device").
 #[test]
