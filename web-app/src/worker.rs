@@ -13,9 +13,8 @@ pub mod session;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use analyzer_core::analysis::hot::HotPart;
 use analyzer_core::analysis::AnalysisPart;
-use analyzer_core::job::load::LoadHot;
+use analyzer_core::job::load::{LoadHot, LoadHotResult};
 
 use analyzer_core::decode::DecodeOptions;
 use analyzer_core::job::copy::{Copy, CopyRequest};
@@ -55,7 +54,7 @@ pub struct EngineWorker {
 }
 
 /// A `JoinHot` message's job and hot data.
-type JoinedHot = (JobId, Result<Box<HotPart>, String>);
+type JoinedHot = (JobId, Result<Box<LoadHotResult>, String>);
 
 impl Worker for EngineWorker {
     type Message = ();
@@ -452,7 +451,7 @@ fn forced_format(format: Option<&str>) -> Result<Option<TraceFormat>, LoadError>
     }
 }
 
-/// Counts the hot data of a load (the core's `LoadHot` job) over the whole file, for a
+/// Counts the hot data and `stat` of a load (the core's `LoadHot` job) over the whole file, for a
 /// `part: Rest` load in another worker. `None` when a newer load or a `Cancel` replaced it.
 async fn count_hot(
     job: JobId,
@@ -460,7 +459,7 @@ async fn count_hot(
     format: Option<String>,
     window_nanos: Option<(u64, u64)>,
     current: &Cell<JobId>,
-) -> Option<Result<Box<HotPart>, String>> {
+) -> Option<Result<Box<LoadHotResult>, String>> {
     let forced = match forced_format(format.as_deref()) {
         Ok(f) => f,
         Err(e) => return Some(Err(e.plain_words())),

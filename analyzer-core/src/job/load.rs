@@ -2,11 +2,12 @@
 //! pattern, latency, timeline, heat maps), on the whole trace or a time window, in one pass.
 //!
 //! Hot data costs about as much as the rest of the analysis together, so a host with two cores
-//! can count it apart ([`crate::analysis::AnalysisPart`]): a [`Load`] of the request with
-//! `part: Rest` and a [`LoadHot`] of the same request, each fed every event (two web workers
-//! each reading the file), joined with [`Load::join_hot`]; or, natively, [`Load::with_threads`]
-//! (feature `threads`), which feeds a [`LoadHot`] on a thread of its own. Either way the result
-//! is the whole load's, to the last digit.
+//! can count it apart ([`crate::analysis::AnalysisPart`]), with `stat`'s summary beside it (which
+//! balances the two parts better: measured, README): a [`Load`] of the request with `part: Rest`
+//! and a [`LoadHot`] of the same request, each fed every event (two web workers each reading the
+//! file), joined with [`Load::join_hot`]; or, natively, [`Load::with_threads`] (feature
+//! `threads`), which feeds a [`LoadHot`] on a thread of its own. Either way the result is the
+//! whole load's, to the last digit.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,8 +36,8 @@ pub struct LoadRequest {
     /// 0 leaves it out.
     #[serde(default)]
     pub device_rows: u32,
-    /// The share of the analysis a [`Load`] computes: the whole, or all but hot data (joined
-    /// with a [`LoadHot`]'s). A [`LoadHot`] ignores it.
+    /// The share of the analysis a [`Load`] computes: the whole, or all but hot data and
+    /// `stat` (joined with a [`LoadHot`]'s). A [`LoadHot`] ignores it.
     #[serde(default)]
     pub part: AnalysisPart,
 }
@@ -110,6 +111,14 @@ pub struct LoadResult {
     pub analysis: Option<AnalysisReport>,
 }
 
+/// What a [`LoadHot`] computes: `stat`'s summary and hot data's share of the analysis, for
+/// [`Load::join_hot`]. Small: no per-block data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadHotResult {
+    pub stat: StatSummary,
+    pub hot: HotPart,
+}
+
 /// Everything the web app's views show for one trace: what its worker posts after a load and
 /// what `blocksight report` embeds (as JSON) in a report, one type for both.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -135,14 +144,14 @@ pub struct Load {
     batch: Batch,
     stat: Stat,
     analysis: Option<Analysis>,
-    /// The analysis's share: `Rest` when hot data is counted elsewhere (a [`LoadHot`] joined
-    /// with [`Load::join_hot`], or this job's own thread).
+    /// The analysis's share: `Rest` when hot data and `stat` are counted elsewhere (a
+    /// [`LoadHot`] joined with [`Load::join_hot`], or this job's own thread).
     part: AnalysisPart,
     events: u64,
-    /// Set by the pass's end: `stat`'s result and what the analysis's report needs.
-    ended: Option<(StatSummary, TraceHeader, Diagnostics)>,
-    /// Hot data's share, for a `Rest` analysis.
-    hot: Option<HotPart>,
+    /// Set by the pass's end: what the results need.
+    ended: Option<(TraceHeader, Diagnostics)>,
+    /// `stat` and hot data's share, for a `Rest` analysis.
+    hot: Option<LoadHotResult>,
     #[cfg(feature = "threads")]
     hot_thread: Option<threads::HotThread>,
 }
@@ -219,9 +228,9 @@ impl Load {
         Ok(load)
     }
 
-    /// Gives a `part: Rest` load hot data's share: the result of a [`LoadHot`] of the same
-    /// request over the same input. Needed before [`Job::finish`].
-    pub fn join_hot(&mut self, hot: HotPart) {
+    /// Gives a `part: Rest` load `stat` and hot data's share: the result of a [`LoadHot`] of
+    /// the same request over the same input. Needed before [`Job::finish`].
+    pub fn join_hot(&mut self, hot: LoadHotResult) {
         self.hot = Some(hot);
     }
 
@@ -247,7 +256,9 @@ impl Load {
 
     fn flush(&mut self) {
         let pending = &self.batch.pending;
-        self.stat.observe_batch(pending);
+        if self.part != AnalysisPart::Rest {
+            self.stat.observe_batch(pending);
+        }
         if let Some(a) = self.analysis.as_mut() {
             a.observe_batch(pending);
         }
@@ -288,41 +299,42 @@ impl Job for Load {
         self.flush();
         #[cfg(feature = "threads")]
         if let Some(t) = self.hot_thread.take() {
-            self.hot = Some(t.finish(header)?);
+            self.hot = Some(t.finish(header, diagnostics)?);
         }
-        self.ended = Some((
-            self.stat.finish(header, diagnostics),
-            header.clone(),
-            diagnostics.clone(),
-        ));
+        self.ended = Some((header.clone(), diagnostics.clone()));
         Ok(())
     }
 
     fn finish(self) -> Result<LoadResult, JobError> {
-        let (stat, header, diagnostics) = self
+        let (header, diagnostics) = self
             .ended
             .ok_or_else(|| JobError::invalid("load", "the trace was not read"))?;
-        let analysis = match (&self.analysis, self.part) {
-            (None, _) => None,
-            (Some(a), AnalysisPart::Rest) => {
-                let hot = self.hot.as_ref().ok_or_else(|| {
-                    JobError::invalid("load part rest", "joined with its hot data's part")
-                })?;
-                Some(a.finish_with_hot(&header, &diagnostics, hot))
-            }
-            (Some(a), _) => Some(a.finish(&header, &diagnostics)),
-        };
-        Ok(LoadResult { stat, analysis })
+        if self.part != AnalysisPart::Rest {
+            return Ok(LoadResult {
+                stat: self.stat.finish(&header, &diagnostics),
+                analysis: self.analysis.map(|a| a.finish(&header, &diagnostics)),
+            });
+        }
+        let joined = self.hot.ok_or_else(|| {
+            JobError::invalid("load part rest", "joined with its hot data's part")
+        })?;
+        Ok(LoadResult {
+            analysis: self
+                .analysis
+                .map(|a| a.finish_with_hot(&header, &diagnostics, &joined.hot)),
+            stat: joined.stat,
+        })
     }
 }
 
-/// Hot data's share of a load ([`crate::analysis::AnalysisPart::HotData`]): run over the same
-/// input as a `part: Rest` [`Load`] of the same request, and joined to it with
-/// [`Load::join_hot`].
+/// Hot data's share of a load ([`crate::analysis::AnalysisPart::HotData`]) and `stat`'s
+/// summary: run over the same input as a `part: Rest` [`Load`] of the same request, and joined
+/// to it with [`Load::join_hot`].
 pub struct LoadHot {
     batch: Batch,
+    stat: Stat,
     analysis: Analysis,
-    result: Option<HotPart>,
+    result: Option<LoadHotResult>,
 }
 
 impl LoadHot {
@@ -338,19 +350,36 @@ impl LoadHot {
     fn unwindowed(request: &LoadRequest) -> LoadHot {
         LoadHot {
             batch: Batch::new(None),
+            stat: Stat::new(),
             analysis: Analysis::part(request.config(), AnalysisPart::HotData),
             result: None,
         }
     }
 
+    /// Admitted events, in order.
+    fn take(&mut self, events: &[IoEvent]) {
+        self.stat.observe_batch(events);
+        self.analysis.observe_batch(events);
+    }
+
     fn flush(&mut self) {
-        self.analysis.observe_batch(&self.batch.pending);
+        let pending = std::mem::take(&mut self.batch.pending);
+        self.take(&pending);
+        self.batch.pending = pending;
         self.batch.pending.clear();
+    }
+
+    /// The result, at the end of the input.
+    fn end(&self, header: &TraceHeader, diagnostics: &Diagnostics) -> LoadHotResult {
+        LoadHotResult {
+            stat: self.stat.finish(header, diagnostics),
+            hot: self.analysis.finish_hot(header),
+        }
     }
 }
 
 impl Job for LoadHot {
-    type Output = HotPart;
+    type Output = LoadHotResult;
 
     fn passes(&self) -> usize {
         1
@@ -369,14 +398,14 @@ impl Job for LoadHot {
     fn end_pass(
         &mut self,
         header: &TraceHeader,
-        _diagnostics: &Diagnostics,
+        diagnostics: &Diagnostics,
     ) -> Result<(), JobError> {
         self.flush();
-        self.result = Some(self.analysis.finish_hot(header));
+        self.result = Some(self.end(header, diagnostics));
         Ok(())
     }
 
-    fn finish(self) -> Result<HotPart, JobError> {
+    fn finish(self) -> Result<LoadHotResult, JobError> {
         self.result
             .ok_or_else(|| JobError::invalid("load's hot data", "the trace was not read"))
     }
@@ -469,7 +498,7 @@ mod tests {
                 crate::job::run_events(unjoined, &header, &events).is_err(),
                 "a rest without hot data has no result"
             );
-            assert_eq!(hot.exact, exact_block_limit > 1 << 20);
+            assert_eq!(hot.hot.exact, exact_block_limit > 1 << 20);
             rest.join_hot(hot);
             let joined = rest.finish().expect("joined");
             assert_eq!(joined, whole);

@@ -34,8 +34,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_DEVICE_ROWS, requires = "per_device",
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub top: u32,
-    /// Threads (default: every core): with two or more, hot data is counted on a thread of
-    /// its own; the results do not depend on it.
+    /// Threads (default: every core): with two or more, hot data and the summary are counted
+    /// on a thread of its own; the results do not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Print the full report as JSON (fields documented in docs/analysis.md).

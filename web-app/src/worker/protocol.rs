@@ -1,9 +1,9 @@
 //! What the UI thread and the engine worker say to each other. Trace bytes never appear here:
 //! the UI hands over a `Blob` (or a same-origin URL) and gets progress and results back.
 
-use analyzer_core::analysis::hot::HotPart;
 use analyzer_core::analysis::timeline::TimelineReport;
 use analyzer_core::analysis::AnalysisPart;
+use analyzer_core::job::load::LoadHotResult;
 use analyzer_core::mrc::MrcReport;
 use serde::{Deserialize, Serialize};
 
@@ -23,12 +23,12 @@ pub enum Request {
         format: Option<String>,
         /// Analyse only `[start, end)` nanoseconds after the first request.
         window_nanos: Option<(u64, u64)>,
-        /// The whole analysis, or all but hot data (then a second worker counts hot data, sent
-        /// here by `JoinHot` before the load can finish).
+        /// The whole analysis, or all but hot data and `stat` (then a second worker counts
+        /// them, sent here by `JoinHot` before the load can finish).
         part: AnalysisPart,
     },
-    /// Count the hot data of the same load in a second worker (the core's `LoadHot` job: it
-    /// reads the file itself), answered by `HotCounted`.
+    /// Count the hot data and `stat` of the same load in a second worker (the core's `LoadHot`
+    /// job: it reads the file itself), answered by `HotCounted`.
     LoadHot {
         job: JobId,
         source: Source,
@@ -38,7 +38,7 @@ pub enum Request {
     /// The second worker's `HotCounted` for a `part: Rest` load, passed on by the page.
     JoinHot {
         job: JobId,
-        hot: Result<Box<HotPart>, String>,
+        hot: Result<Box<LoadHotResult>, String>,
     },
     /// Stop the job at the next chunk boundary.
     Cancel { job: JobId },
@@ -119,7 +119,7 @@ pub enum Response {
     /// to the load's worker.
     HotCounted {
         job: JobId,
-        hot: Result<Box<HotPart>, String>,
+        hot: Result<Box<LoadHotResult>, String>,
     },
     /// The array prediction of a `Predict` job.
     Predicted {

@@ -7,12 +7,11 @@
 //! or, for an events-only session, only to the caller's sink (another job). Memory is bounded by
 //! the sniff buffer, the decoder's own bounded buffers and the jobs' bounded state.
 
-use analyzer_core::analysis::hot::HotPart;
 use analyzer_core::analysis::timeline::TimelineReport;
 use analyzer_core::analysis::{AnalysisPart, AnalysisReport};
 use analyzer_core::compress::{Codec, Decompressing, Decompressor};
 use analyzer_core::decode::DecodeOptions;
-use analyzer_core::job::load::{Load, LoadRequest};
+use analyzer_core::job::load::{Load, LoadHotResult, LoadRequest};
 use analyzer_core::job::Job;
 use analyzer_core::stat::StatSummary;
 use analyzer_core::{Decoder, Diagnostics, IoEvent, TraceFormat, TraceHeader};
@@ -73,8 +72,9 @@ pub struct Session {
     codec: Codec,
     /// The load job (`None` when only the events are wanted, for another job).
     load: Option<Load>,
-    /// Hot data's share for a `part: Rest` load, counted elsewhere ([`Session::join_hot`]).
-    hot: Option<HotPart>,
+    /// `stat` and hot data's share for a `part: Rest` load, counted elsewhere
+    /// ([`Session::join_hot`]).
+    hot: Option<LoadHotResult>,
     /// Events decoded.
     events: u64,
     /// The decoder's latest batch of events (kept to reuse its memory).
@@ -115,7 +115,7 @@ impl Session {
     }
 
     /// [`Session::with_window`], computing only `part` of the analysis: with
-    /// [`AnalysisPart::Rest`], hot data counted elsewhere must be given to
+    /// [`AnalysisPart::Rest`], `stat` and hot data counted elsewhere must be given to
     /// [`Session::join_hot`] before [`Session::finish`].
     pub fn with_request(mut self, window_nanos: Option<(u64, u64)>, part: AnalysisPart) -> Session {
         if self.load.is_some() {
@@ -137,8 +137,9 @@ impl Session {
         }
     }
 
-    /// Hot data's share of a `part: Rest` load (the `LoadHot` of [`Session::hot_request`]).
-    pub fn join_hot(&mut self, hot: HotPart) {
+    /// `stat` and hot data's share of a `part: Rest` load (the `LoadHot` of
+    /// [`Session::hot_request`]).
+    pub fn join_hot(&mut self, hot: LoadHotResult) {
         self.hot = Some(hot);
     }
 

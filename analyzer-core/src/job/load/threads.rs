@@ -1,13 +1,14 @@
 //! [`super::Load::with_threads`]'s thread (feature `threads`, native hosts only): hot data's
-//! share of the load ([`super::LoadHot`]) fed the admitted events in batches through a bounded
-//! channel, the one other place besides `job/simulate/threads.rs` where the core starts a thread.
+//! share of the load and `stat` ([`super::LoadHot`]) fed the admitted events in batches through
+//! a bounded channel, the one other place besides `job/simulate/threads.rs` where the core
+//! starts a thread.
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use super::{HotPart, LoadHot};
+use super::{LoadHot, LoadHotResult};
 use crate::job::JobError;
-use crate::{IoEvent, TraceHeader};
+use crate::{Diagnostics, IoEvent, TraceHeader};
 
 /// Events sent to the thread at once, and batches queued before the reader waits: memory
 /// stays bounded (a few MB) whichever side is slower.
@@ -16,12 +17,12 @@ const QUEUED_BATCHES: usize = 4;
 
 enum Message {
     Events(Vec<IoEvent>),
-    End(Box<TraceHeader>),
+    End(Box<(TraceHeader, Diagnostics)>),
 }
 
 pub(super) struct HotThread {
     tx: mpsc::SyncSender<Message>,
-    handle: JoinHandle<Option<HotPart>>,
+    handle: JoinHandle<Option<LoadHotResult>>,
     batch: Vec<IoEvent>,
 }
 
@@ -36,11 +37,11 @@ impl HotThread {
                     match message {
                         Message::Events(events) => {
                             for chunk in events.chunks(super::LOAD_BATCH_EVENTS) {
-                                hot.analysis.observe_batch(chunk);
+                                hot.take(chunk);
                             }
                         }
-                        Message::End(header) => {
-                            return Some(hot.analysis.finish_hot(&header));
+                        Message::End(end) => {
+                            return Some(hot.end(&end.0, &end.1));
                         }
                     }
                 }
@@ -64,11 +65,18 @@ impl HotThread {
         }
     }
 
-    /// Sends the rest and the end of the pass, and waits for hot data's share.
-    pub(super) fn finish(self, header: &TraceHeader) -> Result<HotPart, JobError> {
+    /// Sends the rest and the end of the pass, and waits for hot data's share and `stat`.
+    pub(super) fn finish(
+        self,
+        header: &TraceHeader,
+        diagnostics: &Diagnostics,
+    ) -> Result<LoadHotResult, JobError> {
         let HotThread { tx, handle, batch } = self;
         let _ = tx.send(Message::Events(batch));
-        let _ = tx.send(Message::End(Box::new(header.clone())));
+        let _ = tx.send(Message::End(Box::new((
+            header.clone(),
+            diagnostics.clone(),
+        ))));
         drop(tx);
         match handle.join() {
             Ok(Some(hot)) => Ok(hot),
