@@ -464,7 +464,7 @@ async fn count_hot(
         Ok(f) => f,
         Err(e) => return Some(Err(e.plain_words())),
     };
-    let mut hot = match LoadHot::new(&Session::hot_request(window_nanos)) {
+    let mut hot = match LoadHot::new(&Session::load_request(window_nanos)) {
         Ok(h) => h,
         Err(e) => return Some(Err(e.to_string())),
     };

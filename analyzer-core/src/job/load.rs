@@ -194,20 +194,26 @@ impl Load {
                 "whole or rest (hot data alone is the LoadHot job)",
             ));
         }
-        Ok(Load {
+        let part = request.part;
+        Ok(Load::build(request, part))
+    }
+
+    /// A load of `request` computing `part` of the analysis (a validated request).
+    fn build(request: LoadRequest, part: AnalysisPart) -> Load {
+        Load {
             batch: Batch::new(request.window_nanos),
             stat: Stat::new(),
             analysis: request
                 .analysis
-                .then(|| Analysis::part(request.config(), request.part)),
-            part: request.part,
+                .then(|| Analysis::part(request.config(), part)),
+            part,
             request,
             events: 0,
             ended: None,
             hot: None,
             #[cfg(feature = "threads")]
             hot_thread: None,
-        })
+        }
     }
 
     /// A load that counts hot data on a thread of its own when `threads` is 2 or more (and the
@@ -216,16 +222,15 @@ impl Load {
     /// blocks, README). Native hosts.
     #[cfg(feature = "threads")]
     pub fn with_threads(request: LoadRequest, threads: usize) -> Result<Load, JobError> {
-        let mut load = Load::new(request)?;
-        if threads > 1 && load.analysis.is_some() && load.part == AnalysisPart::Whole {
-            let hot = LoadHot::unwindowed(&load.request);
-            if let Some(thread) = threads::HotThread::start(hot) {
-                load.part = AnalysisPart::Rest;
-                load.analysis = Some(Analysis::part(load.request.config(), AnalysisPart::Rest));
+        let split = threads > 1 && request.analysis && request.part == AnalysisPart::Whole;
+        if split && request.validate().is_ok() {
+            if let Some(thread) = threads::HotThread::start(LoadHot::unwindowed(&request)) {
+                let mut load = Load::build(request, AnalysisPart::Rest);
                 load.hot_thread = Some(thread);
+                return Ok(load);
             }
         }
-        Ok(load)
+        Load::new(request)
     }
 
     /// Gives a `part: Rest` load `stat` and hot data's share: the result of a [`LoadHot`] of
@@ -356,17 +361,23 @@ impl LoadHot {
         }
     }
 
-    /// Admitted events, in order.
+    /// Admitted events, in order (the load's thread).
+    #[cfg(feature = "threads")]
     fn take(&mut self, events: &[IoEvent]) {
         self.stat.observe_batch(events);
         self.analysis.observe_batch(events);
     }
 
     fn flush(&mut self) {
-        let pending = std::mem::take(&mut self.batch.pending);
-        self.take(&pending);
-        self.batch.pending = pending;
-        self.batch.pending.clear();
+        let LoadHot {
+            batch,
+            stat,
+            analysis,
+            ..
+        } = self;
+        stat.observe_batch(&batch.pending);
+        analysis.observe_batch(&batch.pending);
+        batch.pending.clear();
     }
 
     /// The result, at the end of the input.

@@ -109,28 +109,22 @@ impl Session {
     }
 
     /// Restricts the analyses to `[start, end)` nanoseconds after the first event (the brush on
-    /// the timeline), as the load job cuts it.
-    pub fn with_window(self, window_nanos: Option<(u64, u64)>) -> Session {
-        self.with_request(window_nanos, AnalysisPart::Whole)
-    }
-
-    /// [`Session::with_window`], computing only `part` of the analysis: with
+    /// the timeline), as the load job cuts it, and computes only `part` of them: with
     /// [`AnalysisPart::Rest`], `stat` and hot data counted elsewhere must be given to
     /// [`Session::join_hot`] before [`Session::finish`].
     pub fn with_request(mut self, window_nanos: Option<(u64, u64)>, part: AnalysisPart) -> Session {
         if self.load.is_some() {
             self.load = Load::new(LoadRequest {
-                window_nanos,
                 part,
-                ..LoadRequest::app()
+                ..Session::load_request(window_nanos)
             })
             .ok();
         }
         self
     }
 
-    /// The request whose hot data a second worker counts for this load (`LoadHot`).
-    pub fn hot_request(window_nanos: Option<(u64, u64)>) -> LoadRequest {
+    /// The load's request for `window_nanos` (a second worker's `LoadHot` takes it as it is).
+    pub fn load_request(window_nanos: Option<(u64, u64)>) -> LoadRequest {
         LoadRequest {
             window_nanos,
             ..LoadRequest::app()
@@ -138,7 +132,7 @@ impl Session {
     }
 
     /// `stat` and hot data's share of a `part: Rest` load (the `LoadHot` of
-    /// [`Session::hot_request`]).
+    /// [`Session::load_request`]).
     pub fn join_hot(&mut self, hot: LoadHotResult) {
         self.hot = Some(hot);
     }
@@ -425,7 +419,7 @@ mod tests {
     fn a_time_window_keeps_only_its_requests() {
         let whole: StatSummary = serde_json::from_str(SAMPLE_STAT).expect("stat json");
         let mut s = Session::new(None, DecodeOptions::default())
-            .with_window(Some((10_000_000_000, 20_000_000_000)));
+            .with_request(Some((10_000_000_000, 20_000_000_000)), AnalysisPart::Whole);
         s.push(SAMPLE_ZST)
             .map_err(|e| e.plain_words())
             .expect("loads");
