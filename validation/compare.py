@@ -79,6 +79,8 @@ def md(bs, d, lab):
            "--chunk", str(p["chunk_bytes"]), "--qd", str(p.get("iodepth") or iodepth(p.get("fio", "")))]
     if p.get("stripe_cache"):
         cmd += ["--stripe-cache-size", str(p["stripe_cache"])]
+    if p.get("raid10_layout"):
+        cmd += ["--raid10-layout", p["raid10_layout"]]
     cmd += [os.path.join(d, "bios.bst"), "--json", "-q"]
     t = run(cmd)["result"]["total"]
     k = {"read_bios": 0, "read_sectors": 0, "write_bios": 0, "write_sectors": 0}

@@ -773,7 +773,17 @@ impl ArrayConfig {
             )),
             _ => a.push("parity layout left-symmetric; small writes pick read-modify-write or reconstruct-write by fewer reads (Linux md rule)".into()),
         }
-        a.push("mirror reads go to the least busy copy, then the nearest head".into());
+        fn mirrored(n: &Node) -> bool {
+            matches!(n.level, Level::Raid1 | Level::Raid10)
+                || n.members
+                    .iter()
+                    .any(|m| matches!(m, Member::Node(child) if mirrored(child)))
+        }
+        if c.md.is_some() && mirrored(&self.layout) {
+            a.push("mirror reads as Linux md's read_balance: a read continuing the last one on a disk stays there (RAID 1); then an idle copy, the first in member order (so one disk serves a queue depth of 1), or on SSDs the least busy; every copy busy on hard disks, the nearest head; md RAID 10's far and offset copies at their lowest address on hard disks (docs/model.md)".into());
+        } else {
+            a.push("mirror reads go to the least busy copy, then the nearest head".into());
+        }
         a
     }
 
@@ -794,10 +804,16 @@ impl ArrayConfig {
             } else {
                 inner.join(" + ")
             };
-            let chunk = if matches!(n.level, Level::Raid0 | Level::Raid5 | Level::Raid6) {
-                format!(", chunk {} KiB", n.chunk_bytes >> 10)
-            } else {
-                String::new()
+            let chunk = match n.level {
+                Level::Raid0 | Level::Raid5 | Level::Raid6 => {
+                    format!(", chunk {} KiB", n.chunk_bytes >> 10)
+                }
+                Level::Raid10 => format!(
+                    ", md layout {}, chunk {} KiB",
+                    n.raid10.unwrap_or_default().name(),
+                    n.chunk_bytes >> 10
+                ),
+                _ => String::new(),
             };
             let failed = if n.failed.is_empty() {
                 String::new()

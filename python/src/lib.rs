@@ -230,7 +230,7 @@ fn model_request(o: &Options, model: KernelModel) -> anyhow::Result<ModelRequest
 }
 
 /// `blocksight predict --md-members`'s request (`layout`, `disks`, `chunk`, `qd`,
-/// `stripe_cache_size`, `group_thread_cnt`, `window`).
+/// `stripe_cache_size`, `group_thread_cnt`, `raid10_layout`, `window`).
 fn md_request(o: &Options) -> anyhow::Result<MdRequest> {
     if let Some(r) = given(o)? {
         return Ok(r);
@@ -248,6 +248,7 @@ fn md_request(o: &Options) -> anyhow::Result<MdRequest> {
         stripe_cache_size: small("stripe_cache_size")?,
         group_thread_cnt: small("group_thread_cnt")?,
         gather_bios: small("qd")?,
+        raid10_layout: text(o, "raid10_layout")?.map(str::to_owned),
         window_nanos: window(o)?,
         ..MdRequest::new(
             layout,

@@ -120,6 +120,12 @@ def test_md_members_equals_cli(sample, cli):
     assert result["model"] == "md" and len(result["result"]["members"]) == 6
     with pytest.raises(ValueError, match="md level"):
         blocksight.predict(sample, md_members=True, layout="raid4", disks=6)
+    far = blocksight.predict(sample, md_members=True, layout="raid10", disks=4, raid10_layout="f2")
+    assert far == cli("predict", sample, "--md-members", "--layout", "raid10", "--disks", "4", "--raid10-layout", "f2", "--json")
+    assert far["request"]["raid10_layout"] == "f2"
+    assert far["result"]["config"]["raid10"] == {"near": 1, "far": 2, "offset": False}
+    with pytest.raises(ValueError, match="RAID 10 layout"):
+        blocksight.predict(sample, md_members=True, layout="raid10", disks=4, raid10_layout="z2")
 
 
 def test_errors_name_the_setting(sample):

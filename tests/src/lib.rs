@@ -89,6 +89,22 @@ where
         .expect("blocksight runs")
 }
 
+/// Runs `blocksight ARGS` that must succeed (`what` names the case in the panic) and parses its
+/// standard output as JSON.
+pub fn blocksight_json<I, S>(what: &str, args: I) -> serde_json::Value
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let out = run_blocksight(args);
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 /// Compares `actual` with the golden file at `path`; with `UPDATE_EXPECT=1` rewrites the file
 /// instead. Panics with a readable diff hint on mismatch.
 pub fn assert_golden(path: &Path, actual: &str) {

@@ -517,11 +517,45 @@ fn impossible_settings_name_the_constraint() {
     };
     fails(
         &with(&["--layout", "raid10", "--disks", "0"]),
-        &["raid10", "at least 4"],
+        &["raid10", "needs 2 to 4,096 disks"],
+    );
+    // Five disks are md's RAID 10 (n2); a hardware controller's RAID 10 needs pairs.
+    fails(
+        &with(&[
+            "--layout",
+            "raid10",
+            "--disks",
+            "5",
+            "--controller-cache",
+            "1GiB",
+        ]),
+        &["raid10", "mirrored pairs", "even number"],
     );
     fails(
-        &with(&["--layout", "raid10", "--disks", "5"]),
-        &["raid10", "even number"],
+        &with(&[
+            "--layout",
+            "raid10",
+            "--disks",
+            "4",
+            "--raid10-layout",
+            "f5",
+        ]),
+        &["raid10", "f5", "needs 5 to 4,096 disks"],
+    );
+    fails(
+        &with(&["--layout", "raid5", "--disks", "4", "--raid10-layout", "f2"]),
+        &["RAID 10 layout \"f2\"", "raid10 only"],
+    );
+    fails(
+        &with(&[
+            "--layout",
+            "raid10",
+            "--disks",
+            "4",
+            "--raid10-layout",
+            "x2",
+        ]),
+        &["unknown RAID 10 layout", "n2, f2, o2"],
     );
     fails(
         &with(&["--layout", "raid5", "--disks", "6", "--qd", "0"]),

@@ -14,7 +14,8 @@ use analyzer_core::array::{
     ControllerModel, Level, Node, ProfileKind, RunResult, SimulatorTier, StandardLevel, Synthetic,
 };
 use analyzer_core::job::{CacheParams, CacheSize};
-use blocksight_tests::{assert_golden, data_dir, run_blocksight};
+use blocksight_tests::{assert_golden, blocksight_json, data_dir, run_blocksight};
+use std::path::Path;
 
 fn hdd(p: DiskPreset) -> HddModel {
     match p.model() {
@@ -1123,6 +1124,14 @@ fn cli_cache_tier_on_a_trace_and_degraded_raid10() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("failed"));
 }
 
+/// `blocksight predict EXTRA COMMON` on a stored lab workload `dir`, its JSON.
+fn predict_json(dir: &Path, extra: &[&str], common: &[String]) -> serde_json::Value {
+    let mut args = vec!["predict".to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(common.iter().cloned());
+    blocksight_json(&dir.display().to_string(), &args)
+}
+
 /// Issue 10: for software RAID 5/6 the timing engine sends the members what md's stripe model
 /// (`predict --md-members`) says md sends them, per member, for the real bios stored from the
 /// lab (tests/data/lab, docs/validation.md). Both run with one bio in flight, so md's gather
@@ -1142,6 +1151,7 @@ fn issue_10_timing_engine_member_io_equals_md_members_on_lab_bios() {
     dirs.sort();
     assert!(dirs.len() >= 5, "md RAID 5/6 lab workloads: {}", dirs.len());
     let num = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let mut all_writes = 0.0;
     for dir in dirs {
         let lab: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("lab.json")).expect("lab.json"))
@@ -1166,19 +1176,7 @@ fn issue_10_timing_engine_member_io_equals_md_members_on_lab_bios() {
             "--json".into(),
             "-q".into(),
         ]);
-        let json = |extra: &[&str]| -> serde_json::Value {
-            let mut args = vec!["predict".to_string()];
-            args.extend(extra.iter().map(|s| s.to_string()));
-            args.extend(common.iter().cloned());
-            let out = run_blocksight(&args);
-            assert!(
-                out.status.success(),
-                "{}: {}",
-                dir.display(),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            serde_json::from_slice(&out.stdout).expect("JSON")
-        };
+        let json = |extra: &[&str]| predict_json(&dir, extra, &common);
         let md = json(&["--md-members"]);
         let timing = json(&["--disk", "nvme"]);
         let run = &timing["configs"][0]["without_cache"];
@@ -1200,8 +1198,12 @@ fn issue_10_timing_engine_member_io_equals_md_members_on_lab_bios() {
                 );
             }
         }
-        let writes: f64 = members.iter().map(|m| num(m, "write_bios")).sum();
-        assert!(writes > 0.0, "{}: no member writes", dir.display());
+        let io: f64 = members
+            .iter()
+            .map(|m| num(m, "write_bios") + num(m, "read_bios"))
+            .sum();
+        assert!(io > 0.0, "{}: no member I/O", dir.display());
+        all_writes += members.iter().map(|m| num(m, "write_bios")).sum::<f64>();
         // Every stripe head md handles (rmw, rcw or full stripe) is one pass of raid5d.
         let r = &md["result"];
         assert_eq!(
@@ -1211,6 +1213,91 @@ fn issue_10_timing_engine_member_io_equals_md_members_on_lab_bios() {
             dir.display()
         );
     }
+    assert!(all_writes > 0.0, "no member writes in any workload");
+}
+
+/// Issue 10: md RAID 10's layouts (near, far, offset; any member count) in the timing engine
+/// send the members what the count model (`predict --md-members`) sends, on the lab's real
+/// bios: the same totals, and for far and offset copies the same reads per member (both read
+/// the lowest-addressed copy, md's rule on rotating members; near copies are balanced by the
+/// engine's queues, which the count model does not have). The kernel's own counts for the same
+/// bios are checked in tests/tests/lab.rs.
+#[test]
+fn issue_10_md_raid10_layouts_in_the_timing_engine_on_lab_bios() {
+    let lab = data_dir().join("lab");
+    let mut checked = Vec::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(&lab)
+        .expect("tests/data/lab")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    dirs.sort();
+    let num = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    for dir in dirs {
+        let Ok(text) = std::fs::read_to_string(dir.join("lab.json")) else {
+            continue;
+        };
+        let lab: serde_json::Value = serde_json::from_str(&text).expect("lab.json is JSON");
+        let p = &lab["params"];
+        let Some(layout) = p["raid10_layout"].as_str() else {
+            continue;
+        };
+        let common = vec![
+            "--layout".to_string(),
+            "raid10".into(),
+            "--raid10-layout".into(),
+            layout.into(),
+            "--disks".into(),
+            format!("{}", num(p, "disks") as u64),
+            "--chunk".into(),
+            format!("{}", num(p, "chunk_bytes") as u64),
+            "--qd".into(),
+            "4".into(),
+            dir.join("bios.bst").display().to_string(),
+            "--json".into(),
+            "-q".into(),
+        ];
+        let json = |extra: &[&str]| predict_json(&dir, extra, &common);
+        let md = json(&["--md-members"]);
+        let timing = json(&["--disk", "sas-15k"]);
+        let disks = timing["configs"][0]["without_cache"]["disks"]
+            .as_array()
+            .expect("disks")
+            .clone();
+        let members = md["result"]["members"].as_array().expect("members").clone();
+        assert_eq!(disks.len(), members.len(), "{}", dir.display());
+        let far = !layout.starts_with('n');
+        for (engine_key, md_key) in [
+            ("reads", "read_bios"),
+            ("writes", "write_bios"),
+            ("read_bytes", "read_bytes"),
+            ("write_bytes", "write_bytes"),
+        ] {
+            let sum = |v: &[serde_json::Value], k: &str| v.iter().map(|x| num(x, k)).sum::<f64>();
+            assert_eq!(
+                sum(&disks, engine_key),
+                sum(&members, md_key),
+                "{}: {engine_key}",
+                dir.display()
+            );
+            if far || engine_key.starts_with("write") {
+                for (i, (d, m)) in disks.iter().zip(&members).enumerate() {
+                    assert_eq!(
+                        num(d, engine_key),
+                        num(m, md_key),
+                        "{} member {i}: {engine_key}",
+                        dir.display()
+                    );
+                }
+            }
+        }
+        checked.push(layout.to_string());
+    }
+    checked.sort();
+    checked.dedup();
+    assert!(
+        checked.len() >= 4,
+        "RAID 10 layouts among the lab workloads: {checked:?}"
+    );
 }
 
 /// Issue 10: md handles RAID 5/6 stripe heads in the single raid5d thread unless

@@ -4,18 +4,22 @@
 # member (block_bio_queue), and each member's /sys/block/*/stat before and after.
 # (validation/run.sh prepends common.sh: lab.sh copies one script into the guest.)
 set -- $(majmin vda); VMAJ=$1
-# mdw NAME LEVEL NDISKS CHUNK_KIB STRIPE_CACHE fio-args...
+# mdw NAME LEVEL NDISKS CHUNK_KIB STRIPE_CACHE fio-args...; LEVEL 10 is md's default near-2
+# layout, 10f2 / 10o2 / 10n3 (and so on) RAID 10 with that --layout. ONLY=name,name runs just
+# those workloads.
 mdw() {
   n=$1 level=$2 nd=$3 chunk=$4 sc=$5; shift 5
+  if [ -n "$ONLY" ]; then case ",$ONLY," in *",$n,"*) ;; *) return 0;; esac; fi
+  r10=""; case $level in 10?*) r10=${level#10}; level=10;; 10) r10=n2;; esac
   disks=""; for d in vda vdb vdc vdd; do [ $(echo $disks | wc -w) -lt $nd ] && disks="$disks /dev/$d"; done
   for d in $disks; do dd if=/dev/zero of=$d bs=1M count=4 2>/dev/null; done
-  layout=""; [ "$level" = 10 ] && layout="--layout=n2"; copt="--chunk=$chunk"; [ "$level" = 1 ] && copt=""
+  layout=""; [ "$level" = 10 ] && layout="--layout=$r10"; copt="--chunk=$chunk"; [ "$level" = 1 ] && copt=""
   mdadm --create /dev/md0 --level=$level --raid-devices=$nd $copt $layout --assume-clean --run \
     --metadata=1.2 $disks > /dev/null 2>&1 || echo "### MDADM FAILED $n"
   [ -e /sys/block/md0/md/stripe_cache_size ] && echo $sc > /sys/block/md0/md/stripe_cache_size
   set -- $(majmin md0) "$@"; maj=$1 min=$2; shift 2
   off=$(cat /sys/block/vda/md/dev-vda/offset 2>/dev/null || cat /sys/block/md0/md/dev-vda/offset)
-  begin "$n" product=md level=$level disks=$nd chunk_bytes=$((chunk * 1024)) stripe_cache=$(cat /sys/block/md0/md/stripe_cache_size 2>/dev/null || echo 0) group_thread_cnt=$(cat /sys/block/md0/md/group_thread_cnt 2>/dev/null || echo 0) data_offset_sectors=$off md_bytes=$(( $(blockdev --getsz /dev/md0) * 512 )) dev=$maj,$min members="$disks" fio="$*"
+  begin "$n" product=md level=$level ${r10:+raid10_layout=$r10 }disks=$nd chunk_bytes=$((chunk * 1024)) stripe_cache=$(cat /sys/block/md0/md/stripe_cache_size 2>/dev/null || echo 0) group_thread_cnt=$(cat /sys/block/md0/md/group_thread_cnt 2>/dev/null || echo 0) data_offset_sectors=$off md_bytes=$(( $(blockdev --getsz /dev/md0) * 512 )) dev=$maj,$min members="$disks" fio="$*"
   for d in $disks; do counter before $(basename $d) $(cat /sys/block/$(basename $d)/stat); done
   trace_on "dev == $(devt $maj $min) || (dev >= $(devt $VMAJ 0) && dev < $(devt $VMAJ 64))"
   fiorun "$n" /dev/md0 ${RT:-8} "$@"
@@ -36,4 +40,20 @@ mdw md6-c64-randwrite4k         6 4  64  256 --rw=randwrite --bs=4k --iodepth=4
 mdw md6-c128-seqwrite256k       6 4 128  256 --rw=write --bs=256k --iodepth=4
 mdw md10-c64-randrw50-8k       10 4  64    0 --rw=randrw --rwmixread=50 --bs=8k --iodepth=8
 mdw md1-2d-randrw70-4k          1 2  64    0 --rw=randrw --rwmixread=70 --bs=4k --iodepth=8
+# Added after the model's RAID 10 layouts and first run only to check it (nothing was tuned on
+# them): RAID 10 far, offset, three copies and an odd number of members, a three-way RAID 1,
+# RAID 0, RAID 6 and RAID 5 mixes, partial-stripe and unaligned writes, large reads.
+mdw md10f2-c64-randrw50-8k    10f2 4  64    0 --rw=randrw --rwmixread=50 --bs=8k --iodepth=8
+mdw md10o2-c64-randrw70-16k   10o2 4  64    0 --rw=randrw --rwmixread=70 --bs=16k --iodepth=8
+mdw md10f2-c64-seqrw-256k     10f2 4  64    0 --rw=rw --rwmixread=60 --bs=256k --iodepth=4
+mdw md10n2-3d-c64-randrw60-4k 10n2 3  64    0 --rw=randrw --rwmixread=60 --bs=4k --iodepth=8
+mdw md10n3-c32-randrw50-12k   10n3 4  32    0 --rw=randrw --rwmixread=50 --bs=12k --iodepth=8
+mdw md10f3-3d-c64-randwrite8k 10f3 3  64    0 --rw=randwrite --bs=8k --iodepth=8
+mdw md1-3d-randrw50-8k         1 3  64    0 --rw=randrw --rwmixread=50 --bs=8k --iodepth=8
+mdw md0-3d-c32-randrw50-12k    0 3  32    0 --rw=randrw --rwmixread=50 --bs=12k --iodepth=8
+mdw md6-c64-randrw60-16k-z099  6 4  64  256 --rw=randrw --rwmixread=60 --bs=16k --random_distribution=zipf:0.99 --iodepth=8
+mdw md5-c128-randwrite64k      5 4 128  256 --rw=randwrite --bs=64k --iodepth=8
+mdw md5-c64-seqwrite96k        5 4  64  256 --rw=write --bs=96k --iodepth=4
+mdw md5-c64-randrw50-6k-sc512  5 4  64  512 --rw=randrw --rwmixread=50 --bs=6k --blockalign=2k --iodepth=16
+mdw md5-c64-randread64k-3d     5 3  64  256 --rw=randread --bs=64k --blockalign=4k --iodepth=8
 cat /tmp/out.txt > "$OUT_DISK"; sync

@@ -12,6 +12,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::md::Raid10Layout;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
@@ -21,6 +23,11 @@ pub enum Level {
     Raid1,
     Raid5,
     Raid6,
+    /// Linux md's RAID 10 personality over disks: near, far or offset copies
+    /// ([`Node::raid10`], default `n2`), any member count from the copies up. RAID 10 built
+    /// as RAID 0 over RAID 1 pairs (a hardware controller's, or md's `n2` on an even number
+    /// of disks, which places every byte the same way) is a nesting of the other levels.
+    Raid10,
 }
 
 impl Level {
@@ -31,6 +38,7 @@ impl Level {
             Level::Raid1 => "raid1",
             Level::Raid5 => "raid5",
             Level::Raid6 => "raid6",
+            Level::Raid10 => "raid10",
         }
     }
 
@@ -42,13 +50,14 @@ impl Level {
         }
     }
 
-    /// Members that may fail without losing data.
-    fn tolerance(self, members: usize) -> usize {
+    /// Members that may fail, whichever they are, without losing data (`copies`: RAID 10's).
+    fn tolerance(self, members: usize, copies: usize) -> usize {
         match self {
             Level::Concat | Level::Raid0 => 0,
             Level::Raid1 => members.saturating_sub(1),
             Level::Raid5 => 1,
             Level::Raid6 => 2,
+            Level::Raid10 => copies.saturating_sub(1),
         }
     }
 }
@@ -82,6 +91,9 @@ pub struct Node {
     /// Indices of failed members (degraded mode).
     pub failed: Vec<usize>,
     pub parity_write: ParityWrite,
+    /// [`Level::Raid10`]'s copies (`None`: md's default, `n2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raid10: Option<Raid10Layout>,
 }
 
 /// The largest single command: the largest multiple of 512 that fits a `u32` length.
@@ -125,6 +137,8 @@ pub enum LayoutError {
     },
     #[error("disk index {disk} has no device (the array has {devices})")]
     NoSuchDisk { disk: u32, devices: usize },
+    #[error("raid10: {near} near and {far} far copies; md takes near, far or offset copies, one kind at a time")]
+    Raid10Copies { near: u32, far: u32 },
 }
 
 /// What the layout needs to know about the disks when choosing a mirror for a read.
@@ -133,6 +147,39 @@ pub trait DiskView {
     fn outstanding(&self, disk: u32) -> u32;
     /// Byte offset just past the disk's last command (where its head is).
     fn head_bytes(&self, disk: u32) -> u64;
+    /// How a mirror's reads are spread: Linux md's `read_balance` for a software array, the
+    /// least-loaded copy for a controller's (the default).
+    fn read_balance(&self) -> ReadBalance {
+        ReadBalance::LeastLoaded
+    }
+    /// Whether the disk has rotating media (md balances SSD mirrors by queue alone).
+    fn rotational(&self, _disk: u32) -> bool {
+        true
+    }
+}
+
+/// How reads choose among a mirror's copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadBalance {
+    /// The copy with the fewest commands outstanding, ties to the nearest head (what a
+    /// controller's load balancing is taken to do; their algorithms are not published).
+    LeastLoaded,
+    /// Linux md's `read_balance` (drivers/md/raid1.c and raid10.c, kernel 6.1, as they
+    /// behave): RAID 1 keeps a sequential read on the disk whose last read it continues; then,
+    /// when a copy is on an SSD or some copy is idle, the copy with the fewest requests pending
+    /// (the first in member order on ties, so at queue depth 1 every read goes to the first
+    /// copy); otherwise, all copies busy on rotating disks, the nearest head. RAID 10 takes an
+    /// idle near copy at once, reads far and offset copies at their lowest address on rotating
+    /// disks, and balances SSD copies by pending requests.
+    Md,
+}
+
+/// Which md personality's `read_balance` a mirror choice follows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mirrors {
+    Raid1,
+    Near,
+    Far,
 }
 
 /// A view with idle disks, for static questions (tests, capacity).
@@ -155,7 +202,21 @@ impl Node {
             members,
             failed: Vec::new(),
             parity_write: ParityWrite::Auto,
+            raid10: None,
         }
+    }
+
+    /// md RAID 10 over consecutive disks `first..first + n` with `layout`'s copies.
+    pub fn md_raid10(layout: Raid10Layout, chunk_bytes: u64, first: u32, n: u32) -> Node {
+        Node {
+            raid10: Some(layout),
+            ..Node::over_disks(Level::Raid10, chunk_bytes, first, n)
+        }
+    }
+
+    /// RAID 10's copies (md's default `n2` when unset).
+    fn raid10_layout(&self) -> Raid10Layout {
+        self.raid10.unwrap_or_default()
     }
 
     /// A flat node over consecutive disks `first..first + n`.
@@ -175,7 +236,17 @@ impl Node {
             Level::Raid1 => 2,
             Level::Raid5 => 3,
             Level::Raid6 => 4,
+            Level::Raid10 => self.raid10_layout().copies().max(2) as usize,
         };
+        if self.level == Level::Raid10 {
+            let r = self.raid10_layout();
+            if r.near == 0 || r.far == 0 || (r.near > 1 && r.far > 1) {
+                return Err(LayoutError::Raid10Copies {
+                    near: r.near,
+                    far: r.far,
+                });
+            }
+        }
         if self.members.len() < min {
             return Err(LayoutError::TooFewMembers {
                 level,
@@ -183,8 +254,10 @@ impl Node {
                 got: self.members.len(),
             });
         }
-        if matches!(self.level, Level::Raid0 | Level::Raid5 | Level::Raid6)
-            && (self.chunk_bytes == 0 || self.chunk_bytes % 512 != 0)
+        if matches!(
+            self.level,
+            Level::Raid0 | Level::Raid5 | Level::Raid6 | Level::Raid10
+        ) && (self.chunk_bytes == 0 || self.chunk_bytes % 512 != 0)
         {
             return Err(LayoutError::BadChunk {
                 level,
@@ -201,8 +274,22 @@ impl Node {
                 members: self.members.len(),
             });
         }
-        let tolerance = self.level.tolerance(self.members.len());
-        if failed.len() > tolerance {
+        let tolerance = self
+            .level
+            .tolerance(self.members.len(), self.raid10_layout().copies() as usize);
+        // md's RAID 10 survives more failures than it guarantees: any whose every chunk keeps
+        // a copy (the first `members` chunks show every placement).
+        let raid10_lost = self.level == Level::Raid10 && {
+            let r = self.raid10_layout();
+            let n = self.members.len() as u64;
+            (0..n).any(|c| {
+                (0..r.copies()).all(|k| {
+                    let (m, _) = r.copy(c * self.chunk_bytes, self.chunk_bytes, n, 0, k);
+                    failed.contains(&(m as usize))
+                })
+            })
+        };
+        if (self.level != Level::Raid10 && failed.len() > tolerance) || raid10_lost {
             return Err(LayoutError::TooManyFailed {
                 level,
                 failed: failed.len(),
@@ -239,6 +326,11 @@ impl Node {
             .unwrap_or(0);
         match self.level {
             Level::Raid0 | Level::Raid5 | Level::Raid6 => min - min % self.chunk_bytes.max(1),
+            // Far copies split each member into `far` regions of whole chunks.
+            Level::Raid10 => {
+                let unit = self.chunk_bytes.max(1) * u64::from(self.raid10_layout().far.max(1));
+                min - min % unit
+            }
             _ => min,
         }
     }
@@ -253,6 +345,12 @@ impl Node {
                 .map(|m| Node::member_capacity(m, disk_capacity))
                 .sum(),
             Level::Raid1 => self.per_member_bytes(disk_capacity),
+            Level::Raid10 => {
+                // Every copy of every chunk, over all members' chunks.
+                let chunk = self.chunk_bytes.max(1);
+                let chunks = self.per_member_bytes(disk_capacity) / chunk * n;
+                chunks / u64::from(self.raid10_layout().copies().max(1)) * chunk
+            }
             _ => {
                 let data = n.saturating_sub(self.level.parity_members() as u64);
                 self.per_member_bytes(disk_capacity) * data
@@ -376,6 +474,52 @@ impl Node {
                     )
                 }
             }
+            Level::Raid10 => {
+                let r = self.raid10_layout();
+                let n = self.members.len() as u64;
+                let chunk = self.chunk_bytes;
+                let member_bytes = self.per_member_bytes(disk_capacity);
+                // md splits at chunk boundaries unless every member holds a near copy.
+                let whole = r.far == 1 && u64::from(r.near) == n;
+                let mut parity = 0;
+                let mut off = offset_bytes;
+                let end = offset_bytes + len_bytes;
+                while off < end {
+                    let take = if whole {
+                        end - off
+                    } else {
+                        (chunk - off % chunk).min(end - off)
+                    };
+                    let copy = |k| {
+                        let (m, at) = r.copy(off, chunk, n, member_bytes, k);
+                        (m as usize, at)
+                    };
+                    // A write goes to every surviving copy, a read to the one md picks.
+                    let picked = if write {
+                        None
+                    } else {
+                        self.pick_copy(r, copy, view)
+                    };
+                    let targets = (0..r.copies())
+                        .map(copy)
+                        .filter(|&(m, _)| write && !self.is_failed(m))
+                        .chain(picked);
+                    for (m, at) in targets {
+                        parity += emit(
+                            &self.members[m],
+                            write,
+                            at,
+                            take,
+                            phase,
+                            view,
+                            disk_capacity,
+                            out,
+                        );
+                    }
+                    off += take;
+                }
+                parity
+            }
             Level::Raid5 | Level::Raid6 => {
                 let mut parity = 0;
                 let chunk = self.chunk_bytes;
@@ -404,26 +548,63 @@ impl Node {
         }
     }
 
-    /// Least-loaded surviving mirror; ties go to the one whose head is nearest (md's
-    /// read_balance does the same).
+    /// The RAID 1 copy a read of `offset_bytes` goes to ([`ReadBalance`]).
     fn pick_mirror(&self, offset_bytes: u64, view: &dyn DiskView) -> usize {
-        let mut best = 0usize;
-        let mut best_key = (u32::MAX, u64::MAX);
-        for (i, m) in self.members.iter().enumerate() {
-            if self.is_failed(i) {
-                continue;
-            }
-            let d = first_disk(m);
-            let key = (
-                view.outstanding(d),
-                view.head_bytes(d).abs_diff(offset_bytes),
-            );
-            if key < best_key {
-                best_key = key;
-                best = i;
+        let copies = (0..self.members.len()).map(|i| (i, offset_bytes));
+        self.choose_copy(copies, Mirrors::Raid1, view)
+            .map_or(0, |(i, _)| i)
+    }
+
+    /// The RAID 10 copy a read goes to ([`ReadBalance`]); `None` when every copy failed
+    /// (validation refuses such arrays).
+    fn pick_copy(
+        &self,
+        r: Raid10Layout,
+        copy: impl Fn(u32) -> (usize, u64) + Clone,
+        view: &dyn DiskView,
+    ) -> Option<(usize, u64)> {
+        let kind = if r.far > 1 {
+            Mirrors::Far
+        } else {
+            Mirrors::Near
+        };
+        self.choose_copy((0..r.copies()).map(copy), kind, view)
+    }
+
+    /// Chooses among the surviving `copies` (member index, offset on it), in copy order.
+    fn choose_copy(
+        &self,
+        copies: impl Iterator<Item = (usize, u64)> + Clone,
+        kind: Mirrors,
+        view: &dyn DiskView,
+    ) -> Option<(usize, u64)> {
+        let alive = copies.filter(|&(m, _)| !self.is_failed(m));
+        let disk = |m: usize| first_disk(&self.members[m]);
+        let pending = |m: usize| view.outstanding(disk(m));
+        let distance = |m: usize, at: u64| view.head_bytes(disk(m)).abs_diff(at);
+        if view.read_balance() == ReadBalance::LeastLoaded {
+            // `min_by_key` keeps the first of equal keys: member order breaks ties.
+            return alive.min_by_key(|&(m, at)| (pending(m), distance(m, at)));
+        }
+        if kind == Mirrors::Raid1 {
+            // A read that continues the last one on a disk stays there.
+            if let Some(c) = alive.clone().find(|&(m, at)| distance(m, at) == 0) {
+                return Some(c);
             }
         }
-        best
+        let nonrot = alive.clone().any(|(m, _)| !view.rotational(disk(m)));
+        let least_pending = alive.clone().min_by_key(|&(m, _)| pending(m));
+        match kind {
+            _ if nonrot => least_pending,
+            Mirrors::Far => alive.min_by_key(|&(_, at)| at),
+            Mirrors::Raid1 | Mirrors::Near => {
+                if least_pending.is_some_and(|(m, _)| pending(m) == 0) {
+                    least_pending
+                } else {
+                    alive.min_by_key(|&(m, at)| distance(m, at))
+                }
+            }
+        }
     }
 
     /// Member holding data chunk `j` of `stripe` (left-symmetric: the data follows the parity).
@@ -661,6 +842,16 @@ impl Node {
                 None
             }
             Level::Raid1 => Some((0, offset_bytes)),
+            Level::Raid10 => {
+                let (m, at) = self.raid10_layout().copy(
+                    offset_bytes,
+                    self.chunk_bytes,
+                    self.members.len() as u64,
+                    self.per_member_bytes(disk_capacity),
+                    0,
+                );
+                Some((m as usize, at))
+            }
             Level::Raid0 => {
                 let n = self.members.len() as u64;
                 let c = offset_bytes / self.chunk_bytes;
@@ -705,6 +896,27 @@ impl Node {
                     .then_some(base + member_offset)
             }
             Level::Raid1 => Some(member_offset),
+            Level::Raid10 => {
+                let r = self.raid10_layout();
+                let chunk = self.chunk_bytes;
+                let (near, far) = (u64::from(r.near.max(1)), u64::from(r.far.max(1)));
+                let within = member_offset % chunk;
+                // Which far copy (0 for near layouts) and which row of slots it is.
+                let (f, row) = if far == 1 {
+                    (0, member_offset / chunk)
+                } else if r.offset {
+                    let rows = member_offset / chunk;
+                    (rows % far, rows / far)
+                } else {
+                    let stride = per / far;
+                    (member_offset / stride, member_offset % stride / chunk)
+                };
+                // The first copy's member, then the slot (chunk × near + near copy) it is.
+                let first = (member as u64 + n - f * near % n) % n;
+                let c = (row * n + first) / near;
+                let logical = c * chunk + within;
+                (logical < self.capacity_bytes(disk_capacity)).then_some(logical)
+            }
             Level::Raid0 => {
                 let row = member_offset / self.chunk_bytes;
                 Some(
@@ -784,6 +996,14 @@ mod tests {
                 .map(|p| Member::Node(Box::new(Node::over_disks(Level::Raid1, 0, p * 2, 2))))
                 .collect(),
         )
+    }
+
+    fn far(copies: u32) -> Raid10Layout {
+        Raid10Layout {
+            near: 1,
+            far: copies,
+            offset: false,
+        }
     }
 
     fn ops(node: &Node, write: bool, off: u64, len: u64) -> Vec<DiskOp> {
@@ -906,6 +1126,84 @@ mod tests {
         assert_eq!(out[0].disk, 1);
     }
 
+    /// Disks with given pending counts and head positions, balanced as md or by load.
+    struct Disks {
+        pending: Vec<u32>,
+        heads: Vec<u64>,
+        rotational: bool,
+        md: bool,
+    }
+
+    impl DiskView for Disks {
+        fn outstanding(&self, d: u32) -> u32 {
+            self.pending[d as usize]
+        }
+        fn head_bytes(&self, d: u32) -> u64 {
+            self.heads[d as usize]
+        }
+        fn read_balance(&self) -> ReadBalance {
+            if self.md {
+                ReadBalance::Md
+            } else {
+                ReadBalance::LeastLoaded
+            }
+        }
+        fn rotational(&self, _: u32) -> bool {
+            self.rotational
+        }
+    }
+
+    #[test]
+    fn md_reads_mirrors_as_its_read_balance_does() {
+        let read = |node: &Node, off: u64, pending: [u32; 4], heads: [u64; 4], rot, md| {
+            let view = Disks {
+                pending: pending.to_vec(),
+                heads: heads.to_vec(),
+                rotational: rot,
+                md,
+            };
+            let mut out = Vec::new();
+            node.expand(false, off, 4096, 0, &view, &cap, &mut out);
+            (out[0].disk, out[0].offset_bytes)
+        };
+        let r1 = Node::over_disks(Level::Raid1, 0, 0, 2);
+        let far_head = [0, 1 << 20, 0, 0];
+        // Both idle: md reads the first disk; balancing by load, the nearest head.
+        let near_disk_1 = (1 << 20) + 65536;
+        assert_eq!(read(&r1, near_disk_1, [0; 4], far_head, true, true).0, 0);
+        assert_eq!(read(&r1, near_disk_1, [0; 4], far_head, true, false).0, 1);
+        // A read continuing the last on disk 1 stays there, busy or not.
+        assert_eq!(read(&r1, 1 << 20, [0, 3, 0, 0], far_head, true, true).0, 1);
+        // Both busy on hard disks: the nearest head, whatever the queues.
+        let heads = [1 << 30, 1 << 20, 0, 0];
+        let near_disk_0 = (1 << 30) + 65536;
+        assert_eq!(read(&r1, near_disk_0, [5, 1, 0, 0], heads, true, true).0, 0);
+        // On SSDs: the fewest pending.
+        assert_eq!(
+            read(&r1, near_disk_0, [5, 1, 0, 0], heads, false, true).0,
+            1
+        );
+        // One idle: it, though the other's head is nearer.
+        assert_eq!(
+            read(&r1, 1 << 30 | 4096, [2, 0, 0, 0], heads, true, true).0,
+            1
+        );
+        // md RAID 10 near copies (n2 on 3 disks, chunk 0 on disks 0 and 1): an idle copy at
+        // once; far copies (f2 on 4 disks) at their lowest address on hard disks, even busy,
+        // and by pending requests on SSDs.
+        let near = Node::md_raid10(Raid10Layout::default(), 65536, 0, 3);
+        assert_eq!(read(&near, 0, [1, 0, 0, 0], [0; 4], true, true).0, 1);
+        assert_eq!(read(&near, 0, [0, 0, 0, 0], [9, 0, 0, 0], true, true).0, 0);
+        let f2 = Node::md_raid10(far(2), 65536, 0, 4);
+        let capacity = f2.capacity_bytes(&cap);
+        assert_eq!(capacity, 2 * DISK);
+        assert_eq!(read(&f2, 0, [7, 0, 0, 0], [0; 4], true, true), (0, 0));
+        assert_eq!(
+            read(&f2, 0, [7, 0, 0, 0], [0; 4], false, true),
+            (1, DISK / 2)
+        );
+    }
+
     fn layouts() -> Vec<(Node, usize, usize)> {
         // (layout, copies a written data byte has, parity chunks a small write updates)
         vec![
@@ -915,6 +1213,35 @@ mod tests {
             (Node::over_disks(Level::Raid5, 16384, 0, 5), 1, 1),
             (Node::over_disks(Level::Raid6, 32768, 0, 6), 1, 2),
             (raid10(3), 2, 0),
+            (Node::md_raid10(Raid10Layout::default(), 65536, 0, 3), 2, 0),
+            (Node::md_raid10(far(2), 32768, 0, 4), 2, 0),
+            (
+                Node::md_raid10(
+                    Raid10Layout {
+                        offset: true,
+                        ..far(2)
+                    },
+                    65536,
+                    0,
+                    5,
+                ),
+                2,
+                0,
+            ),
+            (
+                Node::md_raid10(
+                    Raid10Layout {
+                        near: 3,
+                        ..Raid10Layout::default()
+                    },
+                    16384,
+                    0,
+                    4,
+                ),
+                3,
+                0,
+            ),
+            (Node::md_raid10(far(3), 65536, 0, 3), 3, 0),
             (
                 Node::new(
                     Level::Raid0,
@@ -932,7 +1259,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn locate_and_logical_at_round_trip(idx in 0usize..7, frac in 0.0f64..1.0) {
+        fn locate_and_logical_at_round_trip(idx in 0usize..12, frac in 0.0f64..1.0) {
             let (node, _, _) = layouts().swap_remove(idx);
             let capacity = node.capacity_bytes(&cap);
             let off = ((capacity as f64 * frac) as u64).min(capacity - 1);
@@ -941,7 +1268,7 @@ mod tests {
         }
 
         #[test]
-        fn every_byte_goes_to_the_right_number_of_disks(idx in 0usize..7, frac in 0.0f64..1.0, len_sectors in 1u64..64) {
+        fn every_byte_goes_to_the_right_number_of_disks(idx in 0usize..12, frac in 0.0f64..1.0, len_sectors in 1u64..64) {
             let (node, copies, parities) = layouts().swap_remove(idx);
             let capacity = node.capacity_bytes(&cap);
             let len = len_sectors * 512;

@@ -1,5 +1,5 @@
 //! What Linux md sends to its member disks for a stream of bios: a counting model of md RAID
-//! 0/1/10 (near copies) and RAID 5/6 with its stripe cache, written from md(4),
+//! 0/1/10 (near, far and offset copies) and RAID 5/6 with its stripe cache, written from md(4),
 //! `Documentation/admin-guide/md.rst` and how `drivers/md/raid5.c` behaves (kernel 6.1):
 //!
 //! - **Stripe heads.** RAID 5/6 work in stripe heads: one page (4 KiB) of every member at the
@@ -17,8 +17,16 @@
 //!   the same head: a head is handled once it is full or `gather_bios` later bios have
 //!   arrived (the workload's queue depth is the natural value).
 //! - **Reads** that fit a chunk go straight to the member (md's chunk-aligned read path), one
-//!   bio per chunk piece; RAID 1/10 read one copy (alternating here: md balances by head
-//!   position and pending I/O), write all copies.
+//!   bio per chunk piece; RAID 1/10 write all copies and read one: the first, which md's
+//!   `read_balance` picks when every copy is idle (this model has no queues; under load md
+//!   spreads reads by pending requests and head position, which the timing engine does:
+//!   [`crate::array::layout::ReadBalance`]). Totals do not depend on the choice.
+//! - **RAID 10 layouts** ([`Raid10Layout`], md(4) "RAID10", mdadm's `--layout=n2|f2|o2`):
+//!   near copies of a chunk sit on consecutive members in the same row; far copies are a
+//!   second (third…) RAID 0 of the whole array in a later part of every member, each copy
+//!   shifted one member on; offset copies repeat each row in the next row, shifted one member
+//!   on. Bios are split at chunk boundaries unless every member holds a near copy (md then
+//!   sends each member the whole bio).
 //! - **raid5d.** Every RAID 5/6 stripe head is handled by the single `raid5d` thread unless
 //!   `group_thread_cnt` adds worker threads (md.rst, "group_thread_cnt"). The count model does
 //!   not need it; [`MdConfig::group_thread_cnt`] is carried so the timing model can bound
@@ -107,6 +115,115 @@ pub struct MdConfig {
     pub gather_bios: u32,
     /// raid5d worker threads besides raid5d itself (md's `group_thread_cnt`, default 0).
     pub group_thread_cnt: u32,
+    /// RAID 10's copies (default: md's `n2`).
+    #[serde(default)]
+    pub raid10: Raid10Layout,
+    /// Each member's data area, bytes: where RAID 10's far copies start in the member offsets
+    /// [`MdModel::record_ops`] logs (0: unknown; no count depends on it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub member_bytes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// How md RAID 10 places the copies of a chunk (md(4), "RAID10"; the `--layout` of `mdadm
+/// --create --level=10`: `n2`, `f2`, `o2`, `n3`, …): `near` copies on consecutive members of
+/// one row, or `far` copies in distant parts of the members (`offset`: in the rows right after
+/// it instead). mdadm sets one of the three, so one of `near` and `far` is 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Raid10Layout {
+    pub near: u32,
+    pub far: u32,
+    pub offset: bool,
+}
+
+impl Default for Raid10Layout {
+    /// md's default, `n2`.
+    fn default() -> Raid10Layout {
+        Raid10Layout {
+            near: 2,
+            far: 1,
+            offset: false,
+        }
+    }
+}
+
+impl Raid10Layout {
+    /// Copies of every chunk.
+    pub fn copies(&self) -> u32 {
+        self.near * self.far
+    }
+
+    /// mdadm's name: `n2`, `f2`, `o2`, …
+    pub fn name(&self) -> String {
+        match (self.far > 1, self.offset) {
+            (false, _) => format!("n{}", self.near),
+            (true, false) => format!("f{}", self.far),
+            (true, true) => format!("o{}", self.far),
+        }
+    }
+
+    /// Parses mdadm's name (`n2`, `f2`, `o3`, also `near2`, `far2`, `offset2`), or `None`.
+    pub fn from_name(name: &str) -> Option<Raid10Layout> {
+        let n = name.trim().to_ascii_lowercase();
+        let (kind, digits) = n.split_at(n.find(|c: char| c.is_ascii_digit())?);
+        let copies: u32 = digits
+            .parse()
+            .ok()
+            .filter(|&c| (1..=MAX_MEMBERS).contains(&c))?;
+        Some(match kind {
+            "n" | "near" => Raid10Layout {
+                near: copies,
+                far: 1,
+                offset: false,
+            },
+            "f" | "far" => Raid10Layout {
+                near: 1,
+                far: copies,
+                offset: false,
+            },
+            "o" | "offset" => Raid10Layout {
+                near: 1,
+                far: copies,
+                offset: true,
+            },
+            _ => return None,
+        })
+    }
+
+    /// Where copy `k` (0 ≤ k < [`Raid10Layout::copies`], the first copy first) of array byte
+    /// `offset` lies on `members` members of `chunk_bytes` chunks: `(member, member offset)`.
+    /// `member_bytes`, each member's data area, places far copies (copy `f` starts `f / far`
+    /// of the way in); 0 when unknown puts every far copy at its region's start, which no
+    /// count depends on.
+    pub fn copy(
+        &self,
+        offset: u64,
+        chunk_bytes: u64,
+        members: u64,
+        member_bytes: u64,
+        k: u32,
+    ) -> (u64, u64) {
+        let c = offset / chunk_bytes;
+        let within = offset % chunk_bytes;
+        let near = u64::from(self.near.max(1));
+        let far = u64::from(self.far.max(1));
+        let (k, f) = (u64::from(k) % near, u64::from(k) / near);
+        let slot = c * near + k;
+        let (member, row) = (slot % members, slot / members);
+        if far == 1 {
+            return (member, row * chunk_bytes + within);
+        }
+        let m = (member + f * near) % members;
+        if self.offset {
+            (m, (row * far + f) * chunk_bytes + within)
+        } else {
+            let stride = member_bytes / far / chunk_bytes * chunk_bytes;
+            (m, f * stride + row * chunk_bytes + within)
+        }
+    }
 }
 
 impl MdConfig {
@@ -118,16 +235,24 @@ impl MdConfig {
             stripe_cache_size: DEFAULT_STRIPE_CACHE_SIZE,
             gather_bios: 1,
             group_thread_cnt: 0,
+            raid10: Raid10Layout::default(),
+            member_bytes: 0,
         }
     }
 
     pub fn validate(&self) -> Result<(), MdConfigError> {
         let min = match self.level {
             MdLevel::Raid0 | MdLevel::Raid1 => 2,
-            MdLevel::Raid10 => 2,
+            MdLevel::Raid10 => self.raid10.copies().max(2),
             MdLevel::Raid5 => 3,
             MdLevel::Raid6 => 4,
         };
+        if self.level == MdLevel::Raid10 {
+            let r = self.raid10;
+            if r.near == 0 || r.far == 0 || (r.near > 1 && r.far > 1) {
+                return Err(MdConfigError::Raid10Layout { layout: r });
+            }
+        }
         if self.members < min || self.members > MAX_MEMBERS {
             return Err(MdConfigError::Members {
                 level: self.level,
@@ -172,6 +297,12 @@ pub enum MdConfigError {
     Chunk { chunk_bytes: u64 },
     #[error("stripe_cache_size must be at least 17 (md's minimum), not {stripe_cache_size}")]
     StripeCacheSize { stripe_cache_size: u32 },
+    #[error(
+        "RAID 10 layout of {} near and {} far copies: expected near, far or offset copies (n2, f2, o2, ...), one kind at a time, as mdadm sets them",
+        layout.near,
+        layout.far
+    )]
+    Raid10Layout { layout: Raid10Layout },
 }
 
 /// What md sent one member.
@@ -234,7 +365,6 @@ pub struct MdModel {
     members: Vec<MemberIo>,
     bios: u64,
     clock: u64,
-    mirror_turn: u64,
     rmw: u64,
     rcw: u64,
     full: u64,
@@ -271,7 +401,7 @@ impl MdModel {
         let data_disks = match config.level {
             MdLevel::Raid0 => u64::from(config.members),
             MdLevel::Raid1 => 1,
-            MdLevel::Raid10 => u64::from(config.members / 2).max(1),
+            MdLevel::Raid10 => u64::from(config.members / config.raid10.copies().max(1)).max(1),
             MdLevel::Raid5 | MdLevel::Raid6 => u64::from(config.members - config.level.parity()),
         };
         Ok(MdModel {
@@ -283,7 +413,6 @@ impl MdModel {
             members: vec![MemberIo::default(); config.members as usize],
             bios: 0,
             clock: 0,
-            mirror_turn: 0,
             rmw: 0,
             rcw: 0,
             full: 0,
@@ -417,47 +546,65 @@ impl MdModel {
                 let n = self.config.members as usize;
                 let len = u64::from(e.len_bytes);
                 if e.op == Op::Read {
-                    let m = (self.mirror_turn % n as u64) as usize;
-                    self.mirror_turn += 1;
-                    self.read(m, e.offset_bytes, len);
+                    // md's read_balance with every mirror idle: the first.
+                    self.read(0, e.offset_bytes, len);
                 } else {
                     for m in 0..n {
                         self.write(m, e.offset_bytes, len);
                     }
                 }
             }
-            MdLevel::Raid0 | MdLevel::Raid10 => {
-                let copies = if self.config.level == MdLevel::Raid10 {
-                    2
-                } else {
-                    1
-                };
+            MdLevel::Raid0 => {
                 let n = u64::from(self.config.members);
                 let mut off = e.offset_bytes;
                 let end = e.end_bytes();
                 while off < end {
                     let c = off / chunk;
                     let piece = ((c + 1) * chunk).min(end) - off;
-                    // Near layout: chunk c's copies sit on members (c*copies + k) mod n.
-                    let first = (c * copies) % n;
-                    let member_off = (c * copies / n) * chunk + off % chunk;
+                    let member_off = (c / n) * chunk + off % chunk;
                     if e.op == Op::Read {
-                        let k = if copies > 1 {
-                            self.mirror_turn % copies
-                        } else {
-                            0
-                        };
-                        self.mirror_turn += 1;
-                        self.read(((first + k) % n) as usize, member_off, piece);
+                        self.read((c % n) as usize, member_off, piece);
                     } else {
-                        for k in 0..copies {
-                            self.write(((first + k) % n) as usize, member_off, piece);
-                        }
+                        self.write((c % n) as usize, member_off, piece);
                     }
                     off += piece;
                 }
             }
+            MdLevel::Raid10 => self.observe_raid10(e),
             MdLevel::Raid5 | MdLevel::Raid6 => self.observe_parity(e),
+        }
+    }
+
+    fn observe_raid10(&mut self, e: &IoEvent) {
+        let chunk = self.config.chunk_bytes;
+        let layout = self.config.raid10;
+        let n = u64::from(self.config.members);
+        // md splits a bio at chunk boundaries unless every member holds a near copy (a
+        // mirror: each member then gets the whole bio, contiguous).
+        let whole = layout.far == 1 && u64::from(layout.near) == n;
+        let copies = layout.copies();
+        let member_bytes = self.config.member_bytes;
+        let mut off = e.offset_bytes;
+        let end = e.end_bytes();
+        while off < end {
+            let piece = if whole {
+                end - off
+            } else {
+                ((off / chunk + 1) * chunk).min(end) - off
+            };
+            let copy = |k| layout.copy(off, chunk, n, member_bytes, k);
+            if e.op == Op::Read {
+                // md's read_balance with every copy idle: the first (for far and offset copies
+                // also the lowest-addressed).
+                let (m, at) = copy(0);
+                self.read(m as usize, at, piece);
+            } else {
+                for k in 0..copies {
+                    let (m, at) = copy(k);
+                    self.write(m as usize, at, piece);
+                }
+            }
+            off += piece;
         }
     }
 
@@ -854,5 +1001,114 @@ mod tests {
         let r = run(&c, &[read]);
         // 60 KiB + 8 KiB crosses the first chunk boundary: two member reads.
         assert_eq!((r.members[0].read_bios, r.members[1].read_bios), (1, 1));
+    }
+
+    /// Which chunk copy sits at each (row, member) of the first `rows` rows of `members`
+    /// members, `rows_per_region` rows to a far region: the diagrams of the layouts.
+    fn grid(r: Raid10Layout, members: u64, rows: u64, region_rows: u64) -> Vec<Vec<u64>> {
+        let chunk = 64 * KIB;
+        let mut g = vec![vec![u64::MAX; members as usize]; rows as usize];
+        let chunks = rows * members / u64::from(r.copies());
+        for c in 0..chunks {
+            for k in 0..r.copies() {
+                let (m, at) = r.copy(
+                    c * chunk,
+                    chunk,
+                    members,
+                    region_rows * r.far as u64 * chunk,
+                    k,
+                );
+                assert_eq!(at % chunk, 0);
+                let row = (at / chunk) as usize;
+                assert_eq!(
+                    g[row][m as usize],
+                    u64::MAX,
+                    "two copies at row {row} member {m}"
+                );
+                g[row][m as usize] = c + 1;
+            }
+        }
+        g
+    }
+
+    #[test]
+    fn raid10_layouts_place_copies_as_md_documents_them() {
+        // The diagrams of md's RAID 10 layouts on four drives (md(4), and Wikipedia's
+        // "Non-standard RAID levels", Linux MD RAID 10): chunks numbered from 1.
+        let near = Raid10Layout::from_name("n2").unwrap();
+        assert_eq!(grid(near, 4, 2, 0), [[1, 1, 2, 2], [3, 3, 4, 4]],);
+        // Three drives: the copies wrap onto the next row.
+        assert_eq!(grid(near, 3, 2, 0), [[1, 1, 2], [2, 3, 3]]);
+        // Far: a RAID 0 of every chunk, then the copies shifted one drive on, in the second
+        // half of every drive (here two rows a half).
+        let far = Raid10Layout::from_name("f2").unwrap();
+        assert_eq!(
+            grid(far, 4, 4, 2),
+            [[1, 2, 3, 4], [5, 6, 7, 8], [4, 1, 2, 3], [8, 5, 6, 7]],
+        );
+        // Offset: each row repeated in the next, shifted one drive on.
+        let offset = Raid10Layout::from_name("o2").unwrap();
+        assert_eq!(
+            grid(offset, 4, 4, 0),
+            [[1, 2, 3, 4], [4, 1, 2, 3], [5, 6, 7, 8], [8, 5, 6, 7]],
+        );
+        assert_eq!(Raid10Layout::from_name("near3").unwrap().name(), "n3");
+        assert_eq!(Raid10Layout::from_name(" O2 ").unwrap(), offset);
+        for bad in ["", "x2", "n", "f0", "n2f2"] {
+            assert_eq!(Raid10Layout::from_name(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn raid10_reads_one_copy_and_writes_every_copy() {
+        let read = |off| IoEvent {
+            op: Op::Read,
+            ..w(off, 8192)
+        };
+        for (name, members, writes) in [("n2", 3, 2), ("f2", 4, 2), ("o2", 5, 2), ("n3", 4, 3)] {
+            let mut c = MdConfig::new(MdLevel::Raid10, members, 64 * KIB);
+            c.raid10 = Raid10Layout::from_name(name).unwrap();
+            // 60 KiB + 8 KiB crosses a chunk boundary: split in two, as md does.
+            let r = run(&c, &[w(60 * KIB, 8192), read(60 * KIB), read(1 << 20)]);
+            assert_eq!(r.total.write_bios, 2 * writes, "{name}");
+            assert_eq!(r.total.write_bytes, 8192 * writes, "{name}");
+            assert_eq!(r.total.read_bios, 3, "{name}");
+        }
+        // Far copies: reads go to the first copy's member (the lowest address), so a RAID 0
+        // of every member; chunks 0..4 on members 0..4.
+        let mut c = MdConfig::new(MdLevel::Raid10, 4, 64 * KIB);
+        c.raid10 = Raid10Layout::from_name("f2").unwrap();
+        let r = run(&c, &(0..8).map(|i| read(i * 64 * KIB)).collect::<Vec<_>>());
+        assert!(
+            r.members.iter().all(|m| m.read_bios == 2),
+            "{:?}",
+            r.members
+        );
+        // Every member holds a near copy: a mirror, each member gets the whole bio.
+        let mut c = MdConfig::new(MdLevel::Raid10, 3, 64 * KIB);
+        c.raid10 = Raid10Layout::from_name("n3").unwrap();
+        let r = run(&c, &[w(60 * KIB, 8192)]);
+        assert!(
+            r.members.iter().all(|m| m.write_bios == 1),
+            "{:?}",
+            r.members
+        );
+        // md refuses near and far copies together, and fewer members than copies.
+        c.raid10 = Raid10Layout {
+            near: 2,
+            far: 2,
+            offset: false,
+        };
+        c.members = 4;
+        assert!(matches!(
+            MdModel::new(&c).err(),
+            Some(MdConfigError::Raid10Layout { .. })
+        ));
+        c.raid10 = Raid10Layout::from_name("f3").unwrap();
+        c.members = 2;
+        assert!(matches!(
+            MdModel::new(&c).err(),
+            Some(MdConfigError::Members { min: 3, .. })
+        ));
     }
 }

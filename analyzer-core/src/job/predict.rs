@@ -26,6 +26,8 @@ use serde::{Deserialize, Serialize};
 use super::{CacheParams, Job, JobError, LineFootprint, WindowFilter, WindowNanos};
 use crate::array::controller_preset::ControllerPreset;
 use crate::array::device::DeviceModel;
+use crate::array::layout::Level;
+use crate::array::md::{MdLevel, Raid10Layout};
 use crate::array::spec::preset_device;
 use crate::array::{
     cache_warmup_requests, run_synthetic, sweep_depths, AccessSpec, ArrayConfig, CacheAccess,
@@ -112,6 +114,11 @@ pub struct ControllerSettings {
     /// Linux md RAID 5/6: CPU time per 4 KiB page of parity input (copy and XOR or P+Q).
     #[serde(default)]
     pub md_page_cost_nanos: Option<f64>,
+    /// Linux md RAID 10: mdadm's `--layout` (`n2`, `f2`, `o2`, `n3`, …). Without it a
+    /// software RAID 10 of an even number of disks, 4 or more, is RAID 0 over mirrored pairs
+    /// (what md's `n2` places the same way) and any other count md's `n2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md_raid10_layout: Option<String>,
 }
 
 /// One layout.
@@ -180,9 +187,29 @@ impl ArrayParams {
                             .collect::<Vec<_>>()
                             .join(", "),
                     })?;
-                check_disks(level, self.disks, self.groups)?;
+                let md_raid10 = match (&self.controller.md_raid10_layout, level) {
+                    (Some(name), StandardLevel::Raid10) => {
+                        Some(md::raid10_layout(name, MdLevel::Raid10)?)
+                    }
+                    (Some(name), _) => {
+                        return Err(JobError::invalid(
+                            format!("RAID 10 layout {name:?}"),
+                            format!("given for {}; it applies to raid10 only", level.name()),
+                        ))
+                    }
+                    (None, StandardLevel::Raid10)
+                        if self.groups.is_none() && (self.disks % 2 != 0 || self.disks < 4) =>
+                    {
+                        Some(Raid10Layout::default())
+                    }
+                    _ => None,
+                };
+                check_disks(level, self.disks, self.groups, md_raid10)?;
                 let device = preset_device(&self.disk)?;
-                let mut layout = level.build(self.disks, self.chunk_bytes, self.groups)?;
+                let mut layout = match md_raid10 {
+                    Some(r) => Node::md_raid10(r, self.chunk_bytes, 0, self.disks),
+                    None => level.build(self.disks, self.chunk_bytes, self.groups)?,
+                };
                 fail_disks(&mut layout, &self.failed)?;
                 let controller = if self.controller_cache {
                     ControllerModel::hardware(CONTROLLER_CACHE_BYTES)
@@ -285,7 +312,29 @@ impl ArrayParams {
                     "stripe_cache_size, group_thread_cnt and the stripe and page costs apply to Linux md, not to a hardware controller",
                 ))
             }
+            None if cfg.layout.level == Level::Raid10 => {
+                return Err(JobError::invalid(
+                    format!("raid10 with {} disks", self.disks),
+                    "md's RAID 10 layouts (any disk count, --raid10-layout) are Linux md's; a hardware controller's RAID 10 is RAID 0 over mirrored pairs, an even number of disks, at least 4",
+                ))
+            }
             None => {}
+        }
+        if self.spec_json.is_none()
+            && cfg.controller.md.is_some()
+            && self.groups.is_none()
+            && StandardLevel::from_name(&self.level) == Some(StandardLevel::Raid10)
+            && cfg.layout.level == Level::Raid0
+        {
+            // Linux md's RAID 10 (n2) places every byte as RAID 0 over pairs does, but reads
+            // its copies by md's RAID 10 rules, so a software array is built as md builds it.
+            let mut layout =
+                Node::md_raid10(Raid10Layout::default(), self.chunk_bytes, 0, self.disks);
+            fail_disks(&mut layout, &self.failed)?;
+            layout
+                .validate(cfg.devices.len())
+                .map_err(crate::array::ArrayError::from)?;
+            cfg.layout = layout;
         }
         Ok(cfg)
     }
@@ -334,7 +383,28 @@ fn controller_assumptions(configs: &[ArrayParams]) -> Vec<String> {
 
 /// The smallest disk counts each level needs, named with the level (before the layout code's
 /// own, less specific, errors).
-fn check_disks(level: StandardLevel, disks: u32, groups: Option<u32>) -> Result<(), JobError> {
+fn check_disks(
+    level: StandardLevel,
+    disks: u32,
+    groups: Option<u32>,
+    md_raid10: Option<Raid10Layout>,
+) -> Result<(), JobError> {
+    let bad = |why: String| JobError::invalid(format!("{} with {disks} disks", level.name()), why);
+    if let Some(r) = md_raid10 {
+        if groups.is_some() {
+            return Err(bad(
+                "md's RAID 10 has no groups; leave out --groups (or --raid10-layout)".into(),
+            ));
+        }
+        let min = r.copies().max(2);
+        if disks < min || disks > 4096 {
+            return Err(bad(format!(
+                "Linux md's RAID 10 {} needs {min} to 4,096 disks (one a copy, at least)",
+                r.name()
+            )));
+        }
+        return Ok(());
+    }
     let (min, rule) = match level {
         StandardLevel::Jbod | StandardLevel::Raid0 => (1, "at least 1 disk"),
         StandardLevel::Raid1 => (2, "at least 2 disks"),
@@ -344,7 +414,6 @@ fn check_disks(level: StandardLevel, disks: u32, groups: Option<u32>) -> Result<
         StandardLevel::Raid50 => (6, "at least 6 disks (groups of 3 or more)"),
         StandardLevel::Raid60 => (8, "at least 8 disks (groups of 4 or more)"),
     };
-    let bad = |why: String| JobError::invalid(format!("{} with {disks} disks", level.name()), why);
     if disks < min {
         return Err(bad(format!("{} needs {rule}", level.name())));
     }
@@ -1783,7 +1852,21 @@ mod tests {
             None,
             1,
         ));
-        assert!(e.contains("raid10") && e.contains("at least 4"), "{e}");
+        assert!(
+            e.contains("raid10") && e.contains("needs 2 to 4,096"),
+            "{e}"
+        );
+        // md takes RAID 10 over any disk count; a controller's RAID 10 is pairs.
+        let five = |controller_cache| ArrayParams {
+            controller_cache,
+            ..params("raid10", 5, "nvme")
+        };
+        assert_eq!(err(PredictRequest::new(vec![five(false)], None, 1)), "");
+        let e = err(PredictRequest::new(vec![five(true)], None, 1));
+        assert!(
+            e.contains("mirrored pairs") && e.contains("even number"),
+            "{e}"
+        );
         let e = err(PredictRequest::new(
             vec![params("raid6", 2, "nvme")],
             None,

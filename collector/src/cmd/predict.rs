@@ -146,6 +146,10 @@ pub struct Args {
     /// from --layout, --disks and --chunk; RAID 5/6 with its stripe cache), per member.
     #[arg(long = "md-members", requires = "inputs")]
     pub md_members: bool,
+    /// Linux md RAID 10 (software arrays, and --md-members): mdadm's --layout, n2 (default),
+    /// f2, o2, n3, ... (near, far or offset copies); any disk count from the copies up.
+    #[arg(long = "raid10-layout", value_name = "n2|f2|o2|...")]
+    pub raid10_layout: Option<String>,
     /// Linux md RAID 5/6 (software arrays, and --md-members): stripe_cache_size (default 256).
     #[arg(long = "stripe-cache-size", value_name = "N")]
     pub stripe_cache_size: Option<u32>,
@@ -265,6 +269,7 @@ pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
             parity_chunks_per_sec: args.parity_rate,
             md_stripe_cache_size: args.stripe_cache_size,
             md_group_thread_cnt: args.group_thread_cnt,
+            md_raid10_layout: args.raid10_layout.clone(),
             md_stripe_cost_nanos: args
                 .md_stripe_cost
                 .as_deref()
@@ -544,6 +549,7 @@ fn run_md_members(args: &Args) -> anyhow::Result<()> {
         stripe_cache_size: args.stripe_cache_size,
         group_thread_cnt: args.group_thread_cnt,
         gather_bios: args.qd,
+        raid10_layout: args.raid10_layout.clone(),
         window_nanos: args.window.as_deref().map(parse_window).transpose()?,
         ..MdRequest::new(layout, disks, args.chunk)
     };

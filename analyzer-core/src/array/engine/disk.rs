@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use super::{Engine, EV_DISK_DONE};
 use crate::array::device::{DeviceModel, DiskScheduling, HddGeometry, Placement, SsdTiming};
-use crate::array::layout::{DiskOp, DiskView};
+use crate::array::layout::{DiskOp, DiskView, ReadBalance};
 
 /// A member command queued or in service at a disk, with the fields the scheduler reads
 /// copied in (no indirection through the request in the SATF loop).
@@ -57,9 +57,19 @@ impl Disk {
     }
 }
 
-pub(super) struct View<'a>(pub(super) &'a [Disk]);
+/// The disks as the layout sees them when it places a request, and how its mirrors balance
+/// reads.
+pub(super) struct View<'a>(pub(super) &'a [Disk], pub(super) ReadBalance);
 
 impl DiskView for View<'_> {
+    fn read_balance(&self) -> ReadBalance {
+        self.1
+    }
+    fn rotational(&self, disk: u32) -> bool {
+        self.0
+            .get(disk as usize)
+            .is_none_or(|d| matches!(d.timing, Timing::Hdd(..)))
+    }
     fn outstanding(&self, disk: u32) -> u32 {
         self.0
             .get(disk as usize)

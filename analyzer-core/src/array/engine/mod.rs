@@ -19,7 +19,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use super::controller::{ControllerModel, DirtyMap};
 use super::device::{DeviceModel, Placement};
 use super::histogram::Histogram;
-use super::layout::{DiskOp, Level, Member, Node};
+use super::layout::{DiskOp, Level, Member, Node, ReadBalance};
 
 use disk::{timing_of, Disk, InDisk, Timing, View};
 use raid5d::MdTiming;
@@ -145,6 +145,11 @@ pub fn stripe_bytes(node: &Node) -> u64 {
         Level::Raid0 => node.chunk_bytes * n,
         Level::Raid5 => node.chunk_bytes * (n - 1),
         Level::Raid6 => node.chunk_bytes * (n - 2),
+        // A row of distinct chunks: n / near of them (far copies repeat whole rows elsewhere).
+        Level::Raid10 => {
+            let near = u64::from(node.raid10.unwrap_or_default().near.max(1));
+            node.chunk_bytes * (n / near).max(1)
+        }
         Level::Concat | Level::Raid1 => match node.members.first() {
             Some(Member::Node(child)) => stripe_bytes(child),
             _ => 1 << 20,
@@ -395,7 +400,14 @@ impl Engine {
                 self.ctrl_busy_nanos += service;
             }
         }
-        let view = View(&self.disks);
+        // A software array's mirrors are read as md balances them; the cache devices' and a
+        // controller's by load.
+        let read_balance = if io.target == Target::Array && ctrl.md.is_some() {
+            ReadBalance::Md
+        } else {
+            ReadBalance::LeastLoaded
+        };
+        let view = View(&self.disks, read_balance);
         let caps = &self.capacities;
         let cap = |d: u32| caps.get(d as usize).copied().unwrap_or(0);
         let node = match io.target {

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::array::md::{MdConfig, MdLevel, MdModel, MdResult};
+use crate::array::md::{MdConfig, MdLevel, MdModel, MdResult, Raid10Layout};
 use crate::job::{Job, JobError, WindowFilter, WindowNanos};
 use crate::{Diagnostics, IoEvent, TraceHeader};
 
@@ -24,6 +24,9 @@ pub struct MdRequest {
     /// md's `group_thread_cnt`; default 0. Carried into the result's configuration.
     #[serde(default)]
     pub group_thread_cnt: Option<u32>,
+    /// RAID 10's layout as mdadm names it (`n2`, `f2`, `o2`, `n3`, …); default `n2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raid10_layout: Option<String>,
     /// Bios a stripe head needing pre-reads waits for, the workload's queue depth (the CLI's
     /// `--qd`); default 1.
     #[serde(default)]
@@ -42,6 +45,7 @@ impl MdRequest {
             chunk_bytes,
             stripe_cache_size: None,
             group_thread_cnt: None,
+            raid10_layout: None,
             gather_bios: None,
             window_nanos: None,
         }
@@ -65,10 +69,30 @@ impl MdRequest {
         if let Some(n) = self.group_thread_cnt {
             c.group_thread_cnt = n;
         }
+        if let Some(name) = &self.raid10_layout {
+            c.raid10 = raid10_layout(name, level)?;
+        }
         c.gather_bios = self.gather_bios.unwrap_or(1).max(1);
         c.validate().map_err(JobError::Md)?;
         Ok(c)
     }
+}
+
+/// A RAID 10 layout's name (`n2`, `f2`, `o2`, …), checked: refused for any other level (mdadm's
+/// `--layout` means a parity rotation there, which the model does not vary).
+pub fn raid10_layout(name: &str, level: MdLevel) -> Result<Raid10Layout, JobError> {
+    if level != MdLevel::Raid10 {
+        return Err(JobError::Invalid {
+            what: format!("RAID 10 layout {name:?}"),
+            why: format!("given for {}; it applies to raid10 only", level.name()),
+        });
+    }
+    Raid10Layout::from_name(name).ok_or_else(|| JobError::UnknownName {
+        what: "RAID 10 layout",
+        name: name.to_owned(),
+        expected: "n2, f2, o2 (near, far or offset copies; any number of copies up to the members, e.g. n3)"
+            .into(),
+    })
 }
 
 /// The model's name in the result, `"md"`.
