@@ -159,4 +159,15 @@ RT=30 IDLE=45 \
 bc bc-wb-128m-z12-rw30-idle    writeback    $M 128 --rw=randrw --rwmixread=30 --bs=4k --random_distribution=zipf:1.2 --iodepth=8
 RT=20 IDLE=45 \
 bc bc-wb-64m-seqwrite-co0-idle writeback    0   64 --rw=write --bs=64k --size=256m --iodepth=4
+# Run B2, added last and only checked (run with ALLOCTRACE=1, so bcache0's request ends give
+# the completions; nothing was tuned on it): 8 KiB and 16 KiB requests, a read-heavy
+# write-around mix, a 1 MiB sequential cutoff under a mix of streams and random I/O, a deep
+# queue and mixed request sizes.
+bc bc-wb-128m-z11-rw50-8k       writeback    $M 128 --rw=randrw --rwmixread=50 --bs=8k --random_distribution=zipf:1.1 --iodepth=8
+bc bc-wt-64m-hotset-r16k        writethrough $M  64 --rw=randread --bs=16k --random_distribution=zoned:85/8:15/92 --iodepth=8
+bc bc-wa-128m-z099-rw80         writearound  $M 128 --rw=randrw --rwmixread=80 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
+J2="--rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:1.1 --iodepth=8 --offset=256m --size=768m" \
+bc bc-wb-128m-cut1m-mix         writeback  1048576 128 --rw=read --bs=128k --size=192m --iodepth=2
+bc bc-wb-64m-z12-rw70-qd32      writeback    $M  64 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=32
+bc bc-wt-128m-z11-bssplit       writethrough $M 128 --rw=randrw --rwmixread=65 --bssplit=4k/50:16k/30:64k/20 --random_distribution=zipf:1.1 --iodepth=8
 cat /tmp/out.txt > "$OUT_DISK"; sync

@@ -74,5 +74,16 @@ dmc dmc-wt64k-256m-z099-r4k    writethrough 128 256 --rw=randread --bs=4k --rand
 # with 8 KiB bios at depth 4, and write-back 128 KiB blocks under zipf 1.1 at depth 16.
 RT=8 dmc dmc-wt64k-128m-hot80-rw70-8k writethrough 128 128 --rw=randrw --rwmixread=70 --bs=8k --random_distribution=zoned:80/10:20/90 --iodepth=4
 RT=8 dmc dmc-wb128k-64m-z11-rw80-qd16 writeback 256 64 --rw=randrw --rwmixread=80 --bs=4k --random_distribution=zipf:1.1 --iodepth=16
+# Run D2, added after the model's last change and only checked (nothing was tuned on it): large
+# blocks, a sequential scan before a hot set, a write-heavy mix, a small cache with low skew,
+# a read-only hot set of 16 KiB reads, a deep queue and mixed request sizes.
+dmc dmc-wb512k-128m-z12-rw50-16k writeback 1024 128 --rw=randrw --rwmixread=50 --bs=16k --random_distribution=zipf:1.2 --iodepth=8
+RT=6 P2="--rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8" \
+dmc dmc-wt32k-64m-scan-then-z12   writethrough 64 64 --rw=read --bs=64k --iodepth=4
+dmc dmc-wb64k-256m-z099-rw20      writeback   128 256 --rw=randrw --rwmixread=20 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
+dmc dmc-wb32k-32m-z08-rw70        writeback    64  32 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:0.8 --iodepth=8
+dmc dmc-wt256k-64m-hotset-r16k    writethrough 512 64 --rw=randread --bs=16k --random_distribution=zoned:85/8:15/92 --iodepth=8
+dmc dmc-wb64k-128m-z12-rw60-qd32  writeback   128 128 --rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:1.2 --iodepth=32
+dmc dmc-wb128k-128m-z11-bssplit   writeback   256 128 --rw=randrw --rwmixread=65 --bssplit=4k/50:16k/30:64k/20 --random_distribution=zipf:1.1 --iodepth=8
 dmsetup remove slow
 cat /tmp/out.txt > "$OUT_DISK"; sync

@@ -305,6 +305,11 @@ pub struct BcacheStats {
     pub writeback_rate_sectors: Option<i64>,
     /// Live cached bytes at the end.
     pub cached_bytes: u64,
+    /// `cache_available_percent` at the end: 100 less the share of buckets the last garbage
+    /// collection found holding dirty data or metadata (`gc_stats.in_use`, which turns writes
+    /// write-through above 70% and speeds writeback above 50%).
+    #[serde(default)]
+    pub cache_available_percent: u64,
     /// Bios bypassed as part of a sequential stream (the kernel's `bcache_bypass_sequential`
     /// tracepoint) and because the cache set was congested (`bcache_bypass_congested`).
     #[serde(default)]
@@ -1133,6 +1138,7 @@ impl BcacheModel {
         }
         self.stats.cached_bytes = cached * 512;
         self.stats.dirty_bytes = dirty * 512;
+        self.stats.cache_available_percent = 100u64.saturating_sub(self.in_use_percent);
         BcacheResult {
             config: self.cfg.clone(),
             nbuckets: self.cfg.nbuckets(),
