@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use analyzer_core::array::md::MdLevel;
 use analyzer_core::array::RunResult;
 use analyzer_core::job::predict::md::{MdMembers, MdRequest};
 use analyzer_core::job::predict::{
@@ -562,16 +563,25 @@ fn run_md_members(args: &Args) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut out, &done)?;
         writeln!(out)?;
     } else {
+        let detail = match config.level {
+            MdLevel::Raid5 | MdLevel::Raid6 => {
+                format!(", stripe_cache_size {}", config.stripe_cache_size)
+            }
+            MdLevel::Raid10 => format!(", layout {}", config.raid10.name()),
+            _ => String::new(),
+        };
         writeln!(
             out,
-            "md {:?}, {} members, chunk {} bytes, stripe_cache_size {}",
-            config.level, config.members, config.chunk_bytes, config.stripe_cache_size
+            "md {:?}, {} members, chunk {} bytes{detail}",
+            config.level, config.members, config.chunk_bytes
         )?;
-        writeln!(
-            out,
-            "stripes: {} rmw, {} rcw, {} full",
-            result.rmw_stripes, result.rcw_stripes, result.full_stripes
-        )?;
+        if matches!(config.level, MdLevel::Raid5 | MdLevel::Raid6) {
+            writeln!(
+                out,
+                "stripes: {} rmw, {} rcw, {} full",
+                result.rmw_stripes, result.rcw_stripes, result.full_stripes
+            )?;
+        }
         for (i, m) in result.members.iter().enumerate() {
             writeln!(
                 out,
