@@ -12,6 +12,7 @@ trap 'rm -f "$guest"' EXIT
 # GUEST_ENV (for example 'FIXED=1 MIGTRACE=1') is set in the guest before the suite runs.
 { echo '#!/bin/sh'; [ -z "${GUEST_ENV:-}" ] || echo "export ${GUEST_ENV}"
   cat "$here/guest/common.sh" "$here/guest/$suite.sh"; } > "$guest"
-disks=256M,256M,256M,256M,1G
+# DISKS overrides the guest's disks (md workloads of more than four members need more).
+disks=${DISKS:-256M,256M,256M,256M,1G}
 nice -n 19 "$lab" run "$guest" "$out" "$disks"
 grep -E '^### (overruns|COUNTER|MODPROBE)' "$out/console.log" || true

@@ -11,7 +11,7 @@ mdw() {
   n=$1 level=$2 nd=$3 chunk=$4 sc=$5; shift 5
   if [ -n "$ONLY" ]; then case ",$ONLY," in *",$n,"*) ;; *) return 0;; esac; fi
   r10=""; case $level in 10?*) r10=${level#10}; level=10;; 10) r10=n2;; esac
-  disks=""; for d in vda vdb vdc vdd; do [ $(echo $disks | wc -w) -lt $nd ] && disks="$disks /dev/$d"; done
+  disks=""; for d in vda vdb vdc vdd vde vdf vdg vdh; do [ $(echo $disks | wc -w) -lt $nd ] && disks="$disks /dev/$d"; done
   for d in $disks; do dd if=/dev/zero of=$d bs=1M count=4 2>/dev/null; done
   layout=""; [ "$level" = 10 ] && layout="--layout=$r10"; copt="--chunk=$chunk"; [ "$level" = 1 ] && copt=""
   mdadm --create /dev/md0 --level=$level --raid-devices=$nd $copt $layout --assume-clean --run \
@@ -21,7 +21,7 @@ mdw() {
   off=$(cat /sys/block/vda/md/dev-vda/offset 2>/dev/null || cat /sys/block/md0/md/dev-vda/offset)
   begin "$n" product=md level=$level ${r10:+raid10_layout=$r10 }disks=$nd chunk_bytes=$((chunk * 1024)) stripe_cache=$(cat /sys/block/md0/md/stripe_cache_size 2>/dev/null || echo 0) group_thread_cnt=$(cat /sys/block/md0/md/group_thread_cnt 2>/dev/null || echo 0) data_offset_sectors=$off md_bytes=$(( $(blockdev --getsz /dev/md0) * 512 )) dev=$maj,$min members="$disks" fio="$*"
   for d in $disks; do counter before $(basename $d) $(cat /sys/block/$(basename $d)/stat); done
-  trace_on "dev == $(devt $maj $min) || (dev >= $(devt $VMAJ 0) && dev < $(devt $VMAJ 64))"
+  trace_on "dev == $(devt $maj $min) || (dev >= $(devt $VMAJ 0) && dev < $(devt $VMAJ 128))"
   fiorun "$n" /dev/md0 ${RT:-8} "$@"
   sync; sleep 1
   trace_off "$n"
@@ -56,4 +56,16 @@ mdw md5-c128-randwrite64k      5 4 128  256 --rw=randwrite --bs=64k --iodepth=8
 mdw md5-c64-seqwrite96k        5 4  64  256 --rw=write --bs=96k --iodepth=4
 mdw md5-c64-randrw50-6k-sc512  5 4  64  512 --rw=randrw --rwmixread=50 --bs=6k --blockalign=2k --iodepth=16
 mdw md5-c64-randread64k-3d     5 3  64  256 --rw=randread --bs=64k --blockalign=4k --iodepth=8
+# Six members (run with DISKS=256M,256M,256M,256M,256M,256M; checked only): RAID 5 and 6 with
+# five and four data disks, where a small write's read-modify-write needs fewer reads than a
+# reconstruct-write, and a RAID 10 near-2 over six.
+# (Guarded: in the default disk set vde is the 1 GiB disk and vdf the dump's out disk.)
+if [ -b /dev/vdf ] && [ "$(blockdev --getsize64 /dev/vde)" -lt 1073741824 ] \
+   && [ "$(blockdev --getsize64 /dev/vdf)" -lt 1073741824 ]; then
+mdw md5-6d-c64-randwrite4k      5 6  64  256 --rw=randwrite --bs=4k --iodepth=8
+mdw md5-6d-c128-randrw60-16k    5 6 128  256 --rw=randrw --rwmixread=60 --bs=16k --random_distribution=zipf:0.99 --iodepth=8
+mdw md6-6d-c64-randwrite8k      6 6  64  256 --rw=randwrite --bs=8k --iodepth=8
+mdw md6-6d-c64-seqwrite512k     6 6  64  512 --rw=write --bs=512k --iodepth=4
+mdw md10-6d-c64-randrw50-4k    10 6  64    0 --rw=randrw --rwmixread=50 --bs=4k --iodepth=8
+fi
 cat /tmp/out.txt > "$OUT_DISK"; sync
