@@ -26,6 +26,10 @@ mdw() {
   sync; sleep 1
   trace_off "$n"
   for d in $disks; do counter after $(basename $d) $(cat /sys/block/$(basename $d)/stat); done
+  # RAID 5/6: the stripe heads md holds now (its slab's objects; stripe_cache_size is the least
+  # it keeps, and it grows the cache when a head is wanted and none is free).
+  sh=$(awk '$1 == "raid5-md0" {print $2 "/" $3}' /proc/slabinfo 2>/dev/null)
+  [ -n "$sh" ] && counter stripe_heads_active_total=$sh
   end "$n"
   mdadm --stop /dev/md0 > /dev/null 2>&1
   for d in $disks; do mdadm --zero-superblock $d > /dev/null 2>&1; done
