@@ -429,7 +429,6 @@ const KNOWN_OUTSIDE: &[&str] = &[
     "bc-wb-128m-mix-cgd2: cache_hit_ratio",
     "bc-wb-64m-mix-co0-cgd2: cache_hit_ratio",
     "bc-wb-64m-randwrite192m-idle: dirty data",
-    "bc-wb-128m-cut1m-mix-ct: dirty data",
     "bc-wb-64m-z12-rw70-qd32-ct: dirty data",
     "bc-wb-64m-z12-rw70-co0-cgd3: cache_hit_ratio",
     "bc-wt-128m-seqwrite96m-read-co0: cache_hit_ratio",

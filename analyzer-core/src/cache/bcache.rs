@@ -4,7 +4,8 @@
 //! counts, per bio:
 //!
 //! - **Bypass decision** (`check_should_bypass`). A bio bypasses the cache when the cache is more
-//!   than 95% in use (`CUTOFF_CACHE_ADD`; dirty and metadata buckets, as of the last GC), when it
+//!   than 95% in use (`CUTOFF_CACHE_ADD`; the dirty and metadata buckets the last GC counted plus
+//!   every bucket allocated since, as `bch_bucket_alloc` takes each off the available count), when it
 //!   is a discard, when it is a write in write-around mode, or when it belongs to a sequential
 //!   stream: 128 recent streams (`RECENT_IO = 1 << RECENT_IO_BITS`, bits 7, in bcache.h) are
 //!   remembered by the sector they end at, for 5 s; a
@@ -305,9 +306,10 @@ pub struct BcacheStats {
     pub writeback_rate_sectors: Option<i64>,
     /// Live cached bytes at the end.
     pub cached_bytes: u64,
-    /// `cache_available_percent` at the end: 100 less the share of buckets the last garbage
-    /// collection found holding dirty data or metadata (`gc_stats.in_use`, which turns writes
-    /// write-through above 70% and speeds writeback above 50%).
+    /// `cache_available_percent` at the end: 100 less the share of buckets in use
+    /// (`gc_stats.in_use`: those the last garbage collection found holding dirty data or
+    /// metadata, plus every bucket allocated since; it turns writes write-through above 70% and
+    /// speeds writeback above 50%).
     #[serde(default)]
     pub cache_available_percent: u64,
     /// Bios bypassed as part of a sequential stream (the kernel's `bcache_bypass_sequential`
@@ -429,7 +431,8 @@ pub struct BcacheModel {
     congestion: Congestion,
     /// Live dirty sectors (`bcache_dev_sectors_dirty`).
     dirty_sectors: u64,
-    /// Buckets the last GC found unavailable (dirty or metadata): `nbuckets - avail_nbuckets`.
+    /// Buckets not available: those the last GC found dirty or metadata, plus every bucket
+    /// allocated since (`nbuckets - avail_nbuckets`).
     gc_unavailable_buckets: u64,
     /// The extents written back (backing sectors `[start, end)`), kept for a host that replays
     /// them on the backing device ([`BcacheModel::log_writebacks`]).
@@ -831,6 +834,12 @@ impl BcacheModel {
         b.touched = tick;
         b.open = true;
         self.data_buckets += 1;
+        // bch_bucket_alloc() takes the bucket off the set's available count at once and
+        // updates `in_use` from it (bch_update_bucket_in_use), so between two GCs every
+        // allocated bucket counts as in use, clean or not; the next GC counts again.
+        let n = self.cfg.nbuckets();
+        self.gc_unavailable_buckets = (self.gc_unavailable_buckets + 1).min(n);
+        self.in_use_percent = self.gc_unavailable_buckets * 100 / n.max(1);
         Some(i as u32)
     }
 
@@ -1304,6 +1313,33 @@ mod tests {
         m.observe(&ev(3, Op::Read, 0, 8192, 1));
         let s = m.finish().stats;
         assert_eq!((s.cache_hits, s.cache_misses), (2, 2));
+    }
+
+    #[test]
+    fn allocated_buckets_count_as_in_use_until_the_next_gc() {
+        // 1,024 buckets of 64 KiB; GC every 4 MiB inserted. 48 read misses of 64 KiB fill 48
+        // clean buckets: bcache takes each off the available count as it allocates it, so
+        // `cache_available_percent` is 100 - 48 * 100 / 1024 = 96 before any GC has counted.
+        let run = |misses: u64| {
+            let mut m = BcacheModel::new(&cfg(BcacheMode::WriteThrough, 0)).unwrap();
+            for i in 0..misses {
+                m.observe(&ev(i, Op::Read, i * 65536, 65536, 1));
+            }
+            m.finish().stats
+        };
+        let before_gc = run(48);
+        assert_eq!(
+            (before_gc.gc_runs, before_gc.cache_available_percent),
+            (0, 96)
+        );
+        // Past 4 MiB a GC recounts: clean buckets are available again (only dirty data and
+        // metadata stay counted), then the allocations after it count again.
+        let after_gc = run(72);
+        assert_eq!(after_gc.gc_runs, 1);
+        assert!(
+            after_gc.cache_available_percent > before_gc.cache_available_percent,
+            "{after_gc:?}"
+        );
     }
 
     #[test]
