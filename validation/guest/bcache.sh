@@ -28,7 +28,7 @@ bcstat() { awk '{print $1, $3, $5, $7}' /sys/block/$1/stat; }
 # without a bio after the counters, then dirty data and backing writes again, optional)
 bc() {
   n=$1 mode=$2 cutoff=$3 cmib=$4; shift 4
-  if [ -n "$ONLY" ] && ! echo ",$ONLY," | grep -q ",$n,"; then unset J2 P2 RT IDLE; return; fi
+  if [ -n "$ONLY" ] && ! echo ",$ONLY," | grep -q ",$n,"; then unset J2 P2 RT IDLE BK; return; fi
   # CONGEST=1: the kernel's default congestion thresholds stay; the run is filed as NAME-cg.
   [ -n "$CONGEST" ] && n="$n-cg"
   # CDELAY=MS: the cache device's reads are delayed MS ms (dm-delay over null_blk, writes not
@@ -42,7 +42,9 @@ bc() {
     dmsetup create cdata --table "0 $((cmib * 2048)) linear /dev/nullb0 0"
   fi
   dmsetup mknodes
-  make-bcache --wipe-bcache --bucket $BUCKET --block 512 -B /dev/vde -C /dev/mapper/cdata > /tmp/mk.txt 2>&1 || { echo "### MAKE-BCACHE FAILED $n"; cat /tmp/mk.txt; }
+  # BK=KIB before a workload: its bucket size (default $BUCKET).
+  bk=${BK:-${BUCKET%k}}
+  make-bcache --wipe-bcache --bucket ${bk}k --block 512 -B /dev/vde -C /dev/mapper/cdata > /tmp/mk.txt 2>&1 || { echo "### MAKE-BCACHE FAILED $n"; cat /tmp/mk.txt; }
   echo /dev/mapper/cdata > /sys/fs/bcache/register
   echo /dev/vde > /sys/fs/bcache/register
   i=0; while [ ! -e /sys/block/bcache0/bcache/cache_mode ] && [ $i -lt 10 ]; do sleep 1; i=$((i+1)); done
@@ -68,7 +70,7 @@ bc() {
   maj=$1 min=$2; shift 2
   nb=$(cat /sys/fs/bcache/$cset/cache0/nbuckets 2>/dev/null)
   begin "$n" product=bcache mode=$mode sequential_cutoff=$cutoff cache_bytes=$((cmib << 20)) \
-    bucket_bytes=$(( 64 * 1024 )) nbuckets=$nb backing_bytes=$(( $(blockdev --getsz /dev/bcache0) * 512 )) \
+    bucket_bytes=$(( bk * 1024 )) nbuckets=$nb backing_bytes=$(( $(blockdev --getsz /dev/bcache0) * 512 )) \
     writeback_percent=$(cat $S/writeback_percent) readahead_cache_policy=$(cat $S/readahead_cache_policy 2>/dev/null) congested_read_threshold_us=$crt congested_write_threshold_us=$cwt \
     cache_read_delay_ms=${CDELAY:-0} dev=$maj,$min fio="$*" job2="$J2" phase2="$P2"
   b0=$(bcstat vde) c0=$(bcstat dm-0)
@@ -131,7 +133,7 @@ bc() {
   i=0; while { [ -e /sys/block/bcache0 ] || [ -e /sys/fs/bcache/$cset ]; } && [ $i -lt 20 ]; do sleep 1; i=$((i+1)); done
   sleep 1
   dmsetup remove cdata || { sleep 2; dmsetup remove cdata; }
-  unset J2 P2 RT IDLE
+  unset J2 P2 RT IDLE BK
 }
 M=4194304
 bc bc-wb-128m-z099-rw60        writeback    $M 128 --rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
@@ -170,4 +172,9 @@ J2="--rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:1.1 --iodepth=
 bc bc-wb-128m-cut1m-mix         writeback  1048576 128 --rw=read --bs=128k --size=192m --iodepth=2
 bc bc-wb-64m-z12-rw70-qd32      writeback    $M  64 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=32
 bc bc-wt-128m-z11-bssplit       writethrough $M 128 --rw=randrw --rwmixread=65 --bssplit=4k/50:16k/30:64k/20 --random_distribution=zipf:1.1 --iodepth=8
+# Run B3 (ALLOCTRACE=1, checked only): bcache's default 512 KiB buckets, which need a cache of
+# more than 256 MiB (513 buckets), here 384 and 512 MiB of null_blk over the 1 GiB backing disk.
+BK=512 bc bc-wb-512m-b512k-z099-rw60 writeback    $M 512 --rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
+BK=512 bc bc-wt-512m-b512k-uniform-r4k writethrough $M 512 --rw=randread --bs=4k --iodepth=8
+BK=512 bc bc-wa-384m-b512k-z12-rw70 writearound  $M 384 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8
 cat /tmp/out.txt > "$OUT_DISK"; sync
