@@ -85,5 +85,9 @@ dmc dmc-wb32k-32m-z08-rw70        writeback    64  32 --rw=randrw --rwmixread=70
 dmc dmc-wt256k-64m-hotset-r16k    writethrough 512 64 --rw=randread --bs=16k --random_distribution=zoned:85/8:15/92 --iodepth=8
 dmc dmc-wb64k-128m-z12-rw60-qd32  writeback   128 128 --rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:1.2 --iodepth=32
 dmc dmc-wb128k-128m-z11-bssplit   writeback   256 128 --rw=randrw --rwmixread=65 --bssplit=4k/50:16k/30:64k/20 --random_distribution=zipf:1.1 --iodepth=8
+# Run D3 (checked only): larger caches, 384 and 512 MiB of the 1 GiB origin (more cache blocks
+# than hotspot blocks at 16 per hotspot block, so smq halves the hotspot block).
+dmc dmc-wb64k-512m-z099-rw70      writeback   128 512 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
+dmc dmc-wt128k-384m-hot70-rw60    writethrough 256 384 --rw=randrw --rwmixread=60 --bs=8k --random_distribution=zoned:70/20:30/80 --iodepth=8
 dmsetup remove slow
 cat /tmp/out.txt > "$OUT_DISK"; sync
