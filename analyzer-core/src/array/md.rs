@@ -118,14 +118,6 @@ pub struct MdConfig {
     /// RAID 10's copies (default: md's `n2`).
     #[serde(default)]
     pub raid10: Raid10Layout,
-    /// Each member's data area, bytes: where RAID 10's far copies start in the member offsets
-    /// [`MdModel::record_ops`] logs (0: unknown; no count depends on it).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub member_bytes: u64,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }
 
 /// How md RAID 10 places the copies of a chunk (md(4), "RAID10"; the `--layout` of `mdadm
@@ -236,7 +228,6 @@ impl MdConfig {
             gather_bios: 1,
             group_thread_cnt: 0,
             raid10: Raid10Layout::default(),
-            member_bytes: 0,
         }
     }
 
@@ -583,7 +574,6 @@ impl MdModel {
         // mirror: each member then gets the whole bio, contiguous).
         let whole = layout.far == 1 && u64::from(layout.near) == n;
         let copies = layout.copies();
-        let member_bytes = self.config.member_bytes;
         let mut off = e.offset_bytes;
         let end = e.end_bytes();
         while off < end {
@@ -592,7 +582,10 @@ impl MdModel {
             } else {
                 ((off / chunk + 1) * chunk).min(end) - off
             };
-            let copy = |k| layout.copy(off, chunk, n, member_bytes, k);
+            // No member size here: far copies are logged at their region's start (only the
+            // timing engine's layout, which knows the disks, places them; no count depends on
+            // it).
+            let copy = |k| layout.copy(off, chunk, n, 0, k);
             if e.op == Op::Read {
                 // md's read_balance with every copy idle: the first (for far and offset copies
                 // also the lowest-addressed).

@@ -27,7 +27,7 @@ use super::{CacheParams, Job, JobError, LineFootprint, WindowFilter, WindowNanos
 use crate::array::controller_preset::ControllerPreset;
 use crate::array::device::DeviceModel;
 use crate::array::layout::Level;
-use crate::array::md::{MdLevel, Raid10Layout};
+use crate::array::md::Raid10Layout;
 use crate::array::spec::preset_device;
 use crate::array::{
     cache_warmup_requests, run_synthetic, sweep_depths, AccessSpec, ArrayConfig, CacheAccess,
@@ -187,22 +187,18 @@ impl ArrayParams {
                             .collect::<Vec<_>>()
                             .join(", "),
                     })?;
-                let md_raid10 = match (&self.controller.md_raid10_layout, level) {
-                    (Some(name), StandardLevel::Raid10) => {
-                        Some(md::raid10_layout(name, MdLevel::Raid10)?)
-                    }
-                    (Some(name), _) => {
-                        return Err(JobError::invalid(
-                            format!("RAID 10 layout {name:?}"),
-                            format!("given for {}; it applies to raid10 only", level.name()),
-                        ))
-                    }
-                    (None, StandardLevel::Raid10)
-                        if self.groups.is_none() && (self.disks % 2 != 0 || self.disks < 4) =>
+                // Linux md builds RAID 10 itself (any disk count; its `n2` places every byte as
+                // RAID 0 over pairs does, but reads its copies by md's RAID 10 rules); a
+                // controller's RAID 10 is RAID 0 over mirrored pairs.
+                let md_raid10 = match &self.controller.md_raid10_layout {
+                    Some(name) => Some(md::raid10_layout(name, level.name())?),
+                    None if level == StandardLevel::Raid10
+                        && self.groups.is_none()
+                        && self.software() =>
                     {
                         Some(Raid10Layout::default())
                     }
-                    _ => None,
+                    None => None,
                 };
                 check_disks(level, self.disks, self.groups, md_raid10)?;
                 let device = preset_device(&self.disk)?;
@@ -320,23 +316,17 @@ impl ArrayParams {
             }
             None => {}
         }
-        if self.spec_json.is_none()
-            && cfg.controller.md.is_some()
-            && self.groups.is_none()
-            && StandardLevel::from_name(&self.level) == Some(StandardLevel::Raid10)
-            && cfg.layout.level == Level::Raid0
-        {
-            // Linux md's RAID 10 (n2) places every byte as RAID 0 over pairs does, but reads
-            // its copies by md's RAID 10 rules, so a software array is built as md builds it.
-            let mut layout =
-                Node::md_raid10(Raid10Layout::default(), self.chunk_bytes, 0, self.disks);
-            fail_disks(&mut layout, &self.failed)?;
-            layout
-                .validate(cfg.devices.len())
-                .map_err(crate::array::ArrayError::from)?;
-            cfg.layout = layout;
-        }
         Ok(cfg)
+    }
+
+    /// Whether the array ends up behind Linux md rather than a hardware controller, as the
+    /// controller settings resolve in [`ArrayParams::config`] (an unknown preset is refused
+    /// there).
+    fn software(&self) -> bool {
+        match &self.controller.preset {
+            Some(name) => ControllerPreset::by_name(name).is_some_and(|p| p.software),
+            None => !self.controller_cache && self.controller.cache_bytes.is_none(),
+        }
     }
 
     /// Short label: `6 × sas-10k raid5, 64 KiB chunk`.
@@ -410,7 +400,10 @@ fn check_disks(
         StandardLevel::Raid1 => (2, "at least 2 disks"),
         StandardLevel::Raid5 => (3, "at least 3 disks"),
         StandardLevel::Raid6 => (4, "at least 4 disks"),
-        StandardLevel::Raid10 => (4, "an even number of disks, at least 4"),
+        StandardLevel::Raid10 => (
+            4,
+            "an even number of disks, at least 4 (RAID 0 over mirrored pairs)",
+        ),
         StandardLevel::Raid50 => (6, "at least 6 disks (groups of 3 or more)"),
         StandardLevel::Raid60 => (8, "at least 8 disks (groups of 4 or more)"),
     };

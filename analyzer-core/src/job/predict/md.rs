@@ -70,7 +70,7 @@ impl MdRequest {
             c.group_thread_cnt = n;
         }
         if let Some(name) = &self.raid10_layout {
-            c.raid10 = raid10_layout(name, level)?;
+            c.raid10 = raid10_layout(name, level.name())?;
         }
         c.gather_bios = self.gather_bios.unwrap_or(1).max(1);
         c.validate().map_err(JobError::Md)?;
@@ -78,13 +78,14 @@ impl MdRequest {
     }
 }
 
-/// A RAID 10 layout's name (`n2`, `f2`, `o2`, …), checked: refused for any other level (mdadm's
-/// `--layout` means a parity rotation there, which the model does not vary).
-pub fn raid10_layout(name: &str, level: MdLevel) -> Result<Raid10Layout, JobError> {
-    if level != MdLevel::Raid10 {
+/// A RAID 10 layout's name (`n2`, `f2`, `o2`, …), checked: refused for any level but `raid10`
+/// (the `--layout` name given; mdadm's `--layout` means a parity rotation for RAID 5/6, which
+/// the model does not vary).
+pub fn raid10_layout(name: &str, level: &str) -> Result<Raid10Layout, JobError> {
+    if MdLevel::from_name(level) != Some(MdLevel::Raid10) {
         return Err(JobError::Invalid {
             what: format!("RAID 10 layout {name:?}"),
-            why: format!("given for {}; it applies to raid10 only", level.name()),
+            why: format!("given for {level}; it applies to raid10 only"),
         });
     }
     Raid10Layout::from_name(name).ok_or_else(|| JobError::UnknownName {
