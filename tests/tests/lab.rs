@@ -452,8 +452,6 @@ const KNOWN_OUTSIDE: &[&str] = &[
     "dmc-wt32k-64m-scan-then-z12: read hit ratio",
     "dmc-wt32k-64m-scan-then-z12: write hit ratio",
     "dmc-wt64k-256m-z099-r4k: promotions",
-    "md5-6d-c128-randrw60-16k: member read bios",
-    "md5-6d-c128-randrw60-16k: timing member read bios",
     "md5-c512-seqwrite1m: member read bios",
     "md5-c512-seqwrite1m: member read bytes",
     "md5-c512-seqwrite1m: timing member read bios",
