@@ -50,6 +50,8 @@ pub(crate) struct Out {
     time_base: Option<Option<i128>>,
     /// Device name -> index in `header.devices`, so a lookup per line is a hash, not a scan.
     devices: std::collections::HashMap<String, u32>,
+    /// The device [`Out::device`] returned last (an index into `header.devices`).
+    last_device: Option<u32>,
     dev_ts: std::collections::HashMap<(u32, u32), u32>,
     /// Lines that held a record (an event, or a completion used for latency).
     accepted_lines: u64,
@@ -98,7 +100,18 @@ impl Out {
     /// The index of the device named `name`, adding it to the header when new. Fails (the
     /// record is skipped) beyond [`MAX_DEVICES`], so garbage cannot grow the table without bound.
     pub fn device(&mut self, name: &str) -> Result<u32, TooManyDevices> {
+        // Consecutive records mostly name the same device: compare with the last one before
+        // hashing.
+        if let Some(i) = self.last_device.filter(|&i| {
+            self.header
+                .devices
+                .get(i as usize)
+                .is_some_and(|d| d.name == name && d.major.is_none())
+        }) {
+            return Ok(i);
+        }
         if let Some(&i) = self.devices.get(name) {
+            self.last_device = Some(i);
             return Ok(i);
         }
         self.check_device_room()?;
@@ -108,6 +121,7 @@ impl Out {
             .devices
             .push(crate::event::DeviceInfo::named(name));
         self.devices.insert(name.to_owned(), i);
+        self.last_device = Some(i);
         Ok(i)
     }
 
@@ -220,6 +234,7 @@ impl<F: LineFormat> TextDecoder<F> {
                 current_line: 0,
                 time_base: None,
                 devices: std::collections::HashMap::new(),
+                last_device: None,
                 dev_ts: std::collections::HashMap::new(),
                 accepted_lines: 0,
                 stopped: false,
@@ -466,35 +481,69 @@ pub(crate) enum Delimiter {
 
 /// Parses an unsigned decimal integer, naming the field on failure.
 pub(crate) fn parse_u64(field: &str, what: &str) -> Result<u64, String> {
-    field
-        .parse::<u64>()
-        .map_err(|_| format!("{what} {field:?} is not a non-negative integer"))
+    parse_u64_field(field).ok_or_else(|| format!("{what} {field:?} is not a non-negative integer"))
 }
 
 /// Parses a non-negative decimal number (`12`, `0.551706`, `1.5e3` is not accepted) exactly,
 /// scaled by `10^scale_digits`, so `parse_scaled("0.551706", 9)` is 551_706_000 nanoseconds with
 /// no floating-point rounding. Digits beyond the scale are truncated.
 pub(crate) fn parse_scaled(field: &str, scale_digits: u32) -> Option<u64> {
-    let (int, frac) = match field.split_once('.') {
-        Some((i, f)) => (i, f),
-        None => (field, ""),
-    };
-    if int.is_empty() && frac.is_empty() {
-        return None;
-    }
-    if !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let int_value: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    // One pass over the bytes: the integer digits, then an optional `.` and fraction digits
+    // (every line of a text trace has one or two such fields, so this is hot).
+    let bytes = field.as_bytes();
     let scale = 10u64.checked_pow(scale_digits)?;
+    let mut i = 0;
+    let mut int_value = 0u64;
+    while let Some(&b) = bytes.get(i).filter(|b| b.is_ascii_digit()) {
+        // 19 digits cannot overflow; checked from the 20th on.
+        int_value = if i < 19 {
+            int_value * 10 + u64::from(b - b'0')
+        } else {
+            int_value
+                .checked_mul(10)?
+                .checked_add(u64::from(b - b'0'))?
+        };
+        i += 1;
+    }
+    let int_digits = i;
     let mut frac_value = 0u64;
     let mut digits = 0;
-    for b in frac.bytes().take(scale_digits as usize) {
-        frac_value = frac_value * 10 + u64::from(b - b'0');
-        digits += 1;
+    if i < bytes.len() {
+        if bytes[i] != b'.' {
+            return None;
+        }
+        i += 1;
+        let frac_start = i;
+        while let Some(&b) = bytes.get(i).filter(|b| b.is_ascii_digit()) {
+            if digits < scale_digits {
+                frac_value = frac_value * 10 + u64::from(b - b'0');
+                digits += 1;
+            }
+            i += 1;
+        }
+        if i < bytes.len() || (int_digits == 0 && i == frac_start) {
+            return None;
+        }
+    } else if int_digits == 0 {
+        return None;
     }
     frac_value *= 10u64.pow(scale_digits - digits);
     int_value.checked_mul(scale)?.checked_add(frac_value)
+}
+
+/// `field.parse::<u64>()`, with a fast path for plain digits (what nearly every field is).
+#[inline]
+pub(crate) fn parse_u64_field(field: &str) -> Option<u64> {
+    let bytes = field.as_bytes();
+    if !bytes.is_empty() && bytes.len() <= 19 && bytes.iter().all(u8::is_ascii_digit) {
+        // At most 19 digits cannot overflow a u64.
+        return Some(
+            bytes
+                .iter()
+                .fold(0u64, |v, &b| v * 10 + u64::from(b - b'0')),
+        );
+    }
+    field.parse().ok()
 }
 
 /// Seconds as a decimal (`123.456789`) to nanoseconds.
@@ -693,6 +742,42 @@ mod tests {
         assert_eq!(parse_scaled("-1", 9), None);
         assert_eq!(parse_scaled("1e3", 9), None);
         assert_eq!(parse_scaled("99999999999999999999", 9), None);
+    }
+
+    /// The plain implementation `parse_scaled` replaced: split at the dot, check the digits,
+    /// let the standard library parse the integer part.
+    fn parse_scaled_reference(field: &str, scale_digits: u32) -> Option<u64> {
+        let (int, frac) = field.split_once('.').unwrap_or((field, ""));
+        if int.is_empty() && frac.is_empty() {
+            return None;
+        }
+        if !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let int_value: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+        let scale = 10u64.checked_pow(scale_digits)?;
+        let mut frac_value = 0u64;
+        let mut digits = 0;
+        for b in frac.bytes().take(scale_digits as usize) {
+            frac_value = frac_value * 10 + u64::from(b - b'0');
+            digits += 1;
+        }
+        frac_value *= 10u64.pow(scale_digits - digits);
+        int_value.checked_mul(scale)?.checked_add(frac_value)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn number_parsers_agree_with_the_plain_ones(
+            field in "[0-9.+e -]{0,24}|[0-9]{0,22}(\\.[0-9]{0,12})?",
+            scale in 0u32..21,
+        ) {
+            proptest::prop_assert_eq!(
+                parse_scaled(&field, scale),
+                parse_scaled_reference(&field, scale)
+            );
+            proptest::prop_assert_eq!(parse_u64_field(&field), field.parse::<u64>().ok());
+        }
     }
 
     #[test]
