@@ -508,6 +508,27 @@ mod tests {
         );
     }
 
+    /// `n` record times of one of four kinds: sorted, nearly sorted, sorted with far-late
+    /// records, random.
+    fn stream_times(n: usize, kind: u8, seed: u64) -> Vec<u64> {
+        let mut x = seed | 1;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        (0..n as u64)
+            .map(|i| match kind {
+                0 => i * 10,
+                1 => (i * 10).saturating_sub(rnd() % 50),
+                2 if rnd() % 1000 == 0 => rnd() % (i * 10 + 1),
+                2 => i * 10 + rnd() % 3,
+                _ => rnd() % 1_000_000,
+            })
+            .collect()
+    }
+
     /// The rule as first written: one heap over every held record.
     fn reference(times: &[u64]) -> (Vec<(u64, u64)>, u64, u64) {
         let mut heap = BinaryHeap::new();
@@ -552,22 +573,7 @@ mod tests {
             kind in 0u8..4,
             seed in proptest::prelude::any::<u64>(),
         ) {
-            let mut x = seed | 1;
-            let mut rnd = move || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            };
-            let times: Vec<u64> = (0..n as u64)
-                .map(|i| match kind {
-                    0 => i * 10,
-                    1 => (i * 10).saturating_sub(rnd() % 50),
-                    2 if rnd() % 1000 == 0 => rnd() % (i * 10 + 1),
-                    2 => i * 10 + rnd() % 3,
-                    _ => rnd() % 1_000_000,
-                })
-                .collect();
+            let times = stream_times(n, kind, seed);
             let (out, d, _) = run(&times, false);
             let got: Vec<(u64, u64)> =
                 out.iter().map(|e| (e.time_nanos, e.offset_bytes)).collect();
@@ -591,22 +597,7 @@ mod tests {
             max in proptest::sample::select(vec![1usize, 7, 1024, 50_000]),
             chunk_events in proptest::sample::select(vec![3usize, 1000, 65_536]),
         ) {
-            let mut x = seed | 1;
-            let mut rnd = move || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            };
-            let times: Vec<u64> = (0..n as u64)
-                .map(|i| match kind {
-                    0 => i * 10,
-                    1 => (i * 10).saturating_sub(rnd() % 50),
-                    2 if rnd() % 1000 == 0 => rnd() % (i * 10 + 1),
-                    2 => i * 10 + rnd() % 3,
-                    _ => rnd() % 1_000_000,
-                })
-                .collect();
+            let times = stream_times(n, kind, seed);
             let events: Vec<IoEvent> =
                 times.iter().enumerate().map(|(i, &t)| ev(t, i as u64)).collect();
             let options = crate::native::EncodeOptions {
