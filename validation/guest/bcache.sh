@@ -177,4 +177,12 @@ bc bc-wt-128m-z11-bssplit       writethrough $M 128 --rw=randrw --rwmixread=65 -
 BK=512 bc bc-wb-512m-b512k-z099-rw60 writeback    $M 512 --rw=randrw --rwmixread=60 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
 BK=512 bc bc-wt-512m-b512k-uniform-r4k writethrough $M 512 --rw=randread --bs=4k --iodepth=8
 BK=512 bc bc-wa-384m-b512k-z12-rw70 writearound  $M 384 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8
+# Replays of the bundled real trace (tests/data/sample: PostgreSQL pgbench on a 4 GiB loop
+# device), its first 60,000 reads and writes in order and as fast as they go (its flushes left
+# out), made with `blocksight export --to fio` (validation/README.md, run R):
+#   REPLAY=/tmp/pgbench-60k.iolog DISKS=3G,3G,3G,3G,5G validation/run.sh SUITE OUT
+if [ -s /tmp/replay.log ]; then
+bc bc-wb-128m-pgbench60k        writeback    $M 128 --read_iolog=/tmp/replay.log --iodepth=8
+bc bc-wt-64m-pgbench60k         writethrough $M  64 --read_iolog=/tmp/replay.log --iodepth=8
+fi
 cat /tmp/out.txt > "$OUT_DISK"; sync

@@ -10,11 +10,15 @@ up() { cut -d' ' -f1 /proc/uptime; }
 # fiorun NAME DEVICE SECONDS fio-args...: one short, direct, libaio fio job. With NIOS set, the
 # job issues exactly NIOS I/Os instead of running for SECONDS (at most 120 s): the seed is fixed,
 # so two runs with the same NIOS issue identical bios and differ only in the kernel's timing.
+# A job that replays an iolog (`--read_iolog=...` among the args) sends it to DEVICE as fast as
+# it goes, whole (no time limit).
 fiorun() {
   n=$1 dev=$2 rt=$3; shift 3
   if [ -n "$NIOS" ]; then len="--number_ios=$NIOS --runtime=120"; else len="--runtime=$rt --time_based"; fi
+  target="--filename=$dev"
+  case " $* " in *" --read_iolog="*) len=""; target="--replay_redirect=$dev --replay_no_stall=1";; esac
   echo "### fio $n on $dev: $len (uptime $(up))"
-  fio --name="$n" --filename="$dev" $len --direct=1 \
+  fio --name="$n" $target $len --direct=1 \
     --ioengine=libaio --group_reporting --randrepeat=1 --randseed=42 "$@" > /tmp/fio.$n.txt 2>&1
   grep -qE 'IOPS' /tmp/fio.$n.txt || { echo "### FIO FAILED $n"; cat /tmp/fio.$n.txt; }
   grep -E 'IOPS|err=' /tmp/fio.$n.txt
@@ -54,3 +58,8 @@ begin() { echo "### begin $1 (uptime $(up))"; echo "# WORKLOAD $*" >> /tmp/out.t
 counter() { echo "### COUNTER $*"; echo "# COUNTER $*" >> /tmp/out.txt; }
 end() { echo "# END $1" >> /tmp/out.txt; }
 majmin() { cat /sys/block/$1/dev | tr : ' '; }
+# The replay log that validation/run.sh's REPLAY= appended to this script, if any.
+if grep -q '^__PAYLOAD__$' /guest.sh 2>/dev/null; then
+  sed '1,/^__PAYLOAD__$/d' /guest.sh | base64 -d | gunzip > /tmp/replay.log
+  echo "### replay log: $(wc -l < /tmp/replay.log) lines"
+fi

@@ -89,5 +89,13 @@ dmc dmc-wb128k-128m-z11-bssplit   writeback   256 128 --rw=randrw --rwmixread=65
 # than hotspot blocks at 16 per hotspot block, so smq halves the hotspot block).
 dmc dmc-wb64k-512m-z099-rw70      writeback   128 512 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:0.99 --iodepth=8
 dmc dmc-wt128k-384m-hot70-rw60    writethrough 256 384 --rw=randrw --rwmixread=60 --bs=8k --random_distribution=zoned:70/20:30/80 --iodepth=8
+# Replays of the bundled real trace (tests/data/sample: PostgreSQL pgbench on a 4 GiB loop
+# device), its first 60,000 reads and writes in order and as fast as they go (its flushes left
+# out), made with `blocksight export --to fio` (validation/README.md, run R):
+#   REPLAY=/tmp/pgbench-60k.iolog DISKS=3G,3G,3G,3G,5G validation/run.sh SUITE OUT
+if [ -s /tmp/replay.log ]; then
+dmc dmc-wb64k-128m-pgbench60k   writeback   128 128 --read_iolog=/tmp/replay.log --iodepth=8
+dmc dmc-wt32k-64m-pgbench60k    writethrough 64  64 --read_iolog=/tmp/replay.log --iodepth=8
+fi
 dmsetup remove slow
 cat /tmp/out.txt > "$OUT_DISK"; sync

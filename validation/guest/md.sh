@@ -84,4 +84,13 @@ mdw md5-8d-c64-randwrite16k-sc128-z099 5 8 64  128 --rw=randwrite --bs=16k --ran
 mdw md5-5d-c32-randrw40-12k-z12       5 5  32  256 --rw=randrw --rwmixread=40 --bs=12k --random_distribution=zipf:1.2 --iodepth=8
 mdw md6-5d-c64-randwrite8k-z099       6 5  64  256 --rw=randwrite --bs=8k --random_distribution=zipf:0.99 --iodepth=8
 fi
+# Replays of the bundled real trace (tests/data/sample: PostgreSQL pgbench on a 4 GiB loop
+# device), its first 60,000 reads and writes in order and as fast as they go (its flushes left
+# out), made with `blocksight export --to fio` (validation/README.md, run R):
+#   REPLAY=/tmp/pgbench-60k.iolog DISKS=3G,3G,3G,3G,5G validation/run.sh SUITE OUT
+if [ -s /tmp/replay.log ]; then
+mdw md5-c64-pgbench60k          5 4  64  256 --read_iolog=/tmp/replay.log --iodepth=8
+mdw md6-c128-pgbench60k         6 4 128  256 --read_iolog=/tmp/replay.log --iodepth=8
+mdw md10-c64-pgbench60k        10 4  64    0 --read_iolog=/tmp/replay.log --iodepth=8
+fi
 cat /tmp/out.txt > "$OUT_DISK"; sync
