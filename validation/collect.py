@@ -217,7 +217,11 @@ def main():
                 c = members.setdefault(name, {"read_bios": 0, "read_sectors": 0,
                                               "write_bios": 0, "write_sectors": 0})
                 kind = rw_of(m["rwbs"])
-                if kind in ("read", "write"):
+                if m["rwbs"].startswith("F") and int(m["len"]) == 0:
+                    # An empty cache flush (md sends every member one per flush), counted
+                    # apart from the writes.
+                    c["flush_bios"] = c.get("flush_bios", 0) + 1
+                elif kind in ("read", "write"):
                     c[kind + "_bios"] += 1
                     c[kind + "_sectors"] += int(m["len"])
         out = os.path.join(dest, w["name"])

@@ -217,6 +217,20 @@ fn check_md_with(dir: &Path, lab: &Value, extra: &[&str], label: &str) -> Vec<St
     let members = lab["members_bios"].as_object().expect("members_bios");
     let kernel = |key: &str| members.values().map(|m| num(m, key)).sum::<f64>();
     let mut failures = Vec::new();
+    // The empty flushes md sent its members (runs that replay flushes count them apart from
+    // the writes); the count model's, exactly one per member and flush.
+    let kernel_flushes: f64 = members
+        .values()
+        .map(|m| m["flush_bios"].as_f64().unwrap_or(0.0))
+        .sum();
+    if label.is_empty() {
+        let model_flushes = num(t, "flush_bios");
+        if (model_flushes - kernel_flushes).abs() > MEMBER_IO_SHARE * kernel_flushes.max(1.0) {
+            failures.push(format!(
+                "{name}: member flush bios kernel {kernel_flushes} model {model_flushes}"
+            ));
+        }
+    }
     for (what, kernel_value, model_value) in [
         ("member read bios", kernel("read_bios"), num(t, "read_bios")),
         (

@@ -181,8 +181,9 @@ BK=512 bc bc-wa-384m-b512k-z12-rw70 writearound  $M 384 --rw=randrw --rwmixread=
 # device), its first 60,000 reads and writes in order and as fast as they go (its flushes left
 # out), made with `blocksight export --to fio` (validation/README.md, run R):
 #   REPLAY=/tmp/pgbench-60k.iolog DISKS=3G,3G,3G,3G,5G validation/run.sh SUITE OUT
+# (GUEST_ENV='REPLAY_TAG=-fsync' files them as NAME-fsync: run R2, the same log with its flushes.)
 if [ -s /tmp/replay.log ]; then
-bc bc-wb-128m-pgbench60k        writeback    $M 128 --read_iolog=/tmp/replay.log --iodepth=8
-bc bc-wt-64m-pgbench60k         writethrough $M  64 --read_iolog=/tmp/replay.log --iodepth=8
+bc bc-wb-128m-pgbench60k$REPLAY_TAG        writeback    $M 128 --read_iolog=/tmp/replay.log --iodepth=8
+bc bc-wt-64m-pgbench60k$REPLAY_TAG         writethrough $M  64 --read_iolog=/tmp/replay.log --iodepth=8
 fi
 cat /tmp/out.txt > "$OUT_DISK"; sync

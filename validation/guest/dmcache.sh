@@ -93,9 +93,10 @@ dmc dmc-wt128k-384m-hot70-rw60    writethrough 256 384 --rw=randrw --rwmixread=6
 # device), its first 60,000 reads and writes in order and as fast as they go (its flushes left
 # out), made with `blocksight export --to fio` (validation/README.md, run R):
 #   REPLAY=/tmp/pgbench-60k.iolog DISKS=3G,3G,3G,3G,5G validation/run.sh SUITE OUT
+# (GUEST_ENV='REPLAY_TAG=-fsync' files them as NAME-fsync: run R2, the same log with its flushes.)
 if [ -s /tmp/replay.log ]; then
-dmc dmc-wb64k-128m-pgbench60k   writeback   128 128 --read_iolog=/tmp/replay.log --iodepth=8
-dmc dmc-wt32k-64m-pgbench60k    writethrough 64  64 --read_iolog=/tmp/replay.log --iodepth=8
+dmc dmc-wb64k-128m-pgbench60k$REPLAY_TAG   writeback   128 128 --read_iolog=/tmp/replay.log --iodepth=8
+dmc dmc-wt32k-64m-pgbench60k$REPLAY_TAG    writethrough 64  64 --read_iolog=/tmp/replay.log --iodepth=8
 fi
 dmsetup remove slow
 cat /tmp/out.txt > "$OUT_DISK"; sync

@@ -88,9 +88,10 @@ fi
 # device), its first 60,000 reads and writes in order and as fast as they go (its flushes left
 # out), made with `blocksight export --to fio` (validation/README.md, run R):
 #   REPLAY=/tmp/pgbench-60k.iolog DISKS=3G,3G,3G,3G,5G validation/run.sh SUITE OUT
+# (GUEST_ENV='REPLAY_TAG=-fsync' files them as NAME-fsync: run R2, the same log with its flushes.)
 if [ -s /tmp/replay.log ]; then
-mdw md5-c64-pgbench60k          5 4  64  256 --read_iolog=/tmp/replay.log --iodepth=8
-mdw md6-c128-pgbench60k         6 4 128  256 --read_iolog=/tmp/replay.log --iodepth=8
-mdw md10-c64-pgbench60k        10 4  64    0 --read_iolog=/tmp/replay.log --iodepth=8
+mdw md5-c64-pgbench60k$REPLAY_TAG          5 4  64  256 --read_iolog=/tmp/replay.log --iodepth=8
+mdw md6-c128-pgbench60k$REPLAY_TAG         6 4 128  256 --read_iolog=/tmp/replay.log --iodepth=8
+mdw md10-c64-pgbench60k$REPLAY_TAG        10 4  64    0 --read_iolog=/tmp/replay.log --iodepth=8
 fi
 cat /tmp/out.txt > "$OUT_DISK"; sync

@@ -29,6 +29,9 @@
 //!   shifted one member on; offset copies repeat each row in the next row, shifted one member
 //!   on. Bios are split at chunk boundaries unless every member holds a near copy (md then
 //!   sends each member the whole bio).
+//! - **Flushes** (`REQ_PREFLUSH`, an `fsync`): every member gets one empty flush bio
+//!   (`md_flush_request`), counted apart from the writes ([`MemberIo::flush_bios`]); the writes
+//!   before a flush have completed, so it ends the gather window.
 //! - **raid5d.** Every RAID 5/6 stripe head is handled by the single `raid5d` thread unless
 //!   `group_thread_cnt` adds worker threads (md.rst, "group_thread_cnt"). The count model does
 //!   not need it; [`MdConfig::group_thread_cnt`] is carried so the timing model can bound
@@ -305,6 +308,10 @@ pub struct MemberIo {
     pub read_bytes: u64,
     pub write_bios: u64,
     pub write_bytes: u64,
+    /// Empty cache-flush bios (md sends every member one per flush it gets); not in
+    /// `write_bios`.
+    #[serde(default)]
+    pub flush_bios: u64,
 }
 
 /// One member bio, as md sends it (recorded when [`MdModel::record_ops`] is on, for the timing
@@ -529,6 +536,10 @@ impl MdModel {
     }
 
     pub fn observe(&mut self, e: &IoEvent) {
+        if e.op == Op::Flush {
+            self.observe_flush();
+            return;
+        }
         if e.len_bytes == 0 || !matches!(e.op, Op::Read | Op::Write) {
             return;
         }
@@ -565,6 +576,20 @@ impl MdModel {
             }
             MdLevel::Raid10 => self.observe_raid10(e),
             MdLevel::Raid5 | MdLevel::Raid6 => self.observe_parity(e),
+        }
+    }
+
+    /// A cache flush (`REQ_PREFLUSH`): md's `md_flush_request` sends every member an empty
+    /// flush bio, at every level (md coalesces only a flush that waits behind one already in
+    /// flight, which a flush issued after its writes completed, as `fsync` does, never is).
+    /// The writes before it have completed, so their stripe heads were handled: the gather
+    /// window ends here.
+    fn observe_flush(&mut self) {
+        if !self.deferred {
+            self.flush();
+        }
+        for m in &mut self.members {
+            m.flush_bios += 1;
         }
     }
 
@@ -836,6 +861,7 @@ impl MdModel {
                 read_bytes: a.read_bytes + m.read_bytes,
                 write_bios: a.write_bios + m.write_bios,
                 write_bytes: a.write_bytes + m.write_bytes,
+                flush_bios: a.flush_bios + m.flush_bios,
             });
         MdResult {
             members: self.members,
@@ -976,6 +1002,36 @@ mod tests {
         assert_eq!((r.rmw_stripes, r.rcw_stripes), (2, 0));
         assert_eq!((r.total.read_bios, r.total.write_bios), (2, 4));
         assert_eq!(r.cached_page_reads_saved, 2);
+    }
+
+    #[test]
+    fn a_flush_reaches_every_member_and_ends_the_gather_window() {
+        let flush = IoEvent {
+            op: Op::Flush,
+            len_bytes: 0,
+            ..w(0, 0)
+        };
+        // RAID 5 of three: two half-stripe writes gather into one full stripe, unless a flush
+        // (their completion) comes between them.
+        let mut c = MdConfig::new(MdLevel::Raid5, 3, 4 * KIB);
+        c.gather_bios = 2;
+        let r = run(&c, &[w(0, 4096), w(4096, 4096)]);
+        assert_eq!((r.full_stripes, r.total.read_bios), (1, 0));
+        let r = run(&c, &[w(0, 4096), flush, w(4096, 4096)]);
+        assert_eq!((r.full_stripes, r.total.read_bios), (0, 1));
+        assert_eq!(r.total.flush_bios, 3);
+        assert!(r.members.iter().all(|m| m.flush_bios == 1));
+        // Every level, every member; flushes are not writes.
+        for (level, members) in [
+            (MdLevel::Raid0, 2),
+            (MdLevel::Raid1, 2),
+            (MdLevel::Raid10, 4),
+        ] {
+            let c = MdConfig::new(level, members, 64 * KIB);
+            let r = run(&c, &[flush, flush]);
+            assert_eq!(r.total.flush_bios, 2 * u64::from(members));
+            assert_eq!(r.total.write_bios, 0);
+        }
     }
 
     #[test]

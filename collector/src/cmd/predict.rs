@@ -585,15 +585,15 @@ fn run_md_members(args: &Args) -> anyhow::Result<()> {
         for (i, m) in result.members.iter().enumerate() {
             writeln!(
                 out,
-                "member {i}: {} reads ({} bytes), {} writes ({} bytes)",
-                m.read_bios, m.read_bytes, m.write_bios, m.write_bytes
+                "member {i}: {} reads ({} bytes), {} writes ({} bytes), {} flushes",
+                m.read_bios, m.read_bytes, m.write_bios, m.write_bytes, m.flush_bios
             )?;
         }
         let t = result.total;
         writeln!(
             out,
-            "total: {} reads ({} bytes), {} writes ({} bytes)",
-            t.read_bios, t.read_bytes, t.write_bios, t.write_bytes
+            "total: {} reads ({} bytes), {} writes ({} bytes), {} flushes",
+            t.read_bios, t.read_bytes, t.write_bios, t.write_bytes, t.flush_bios
         )?;
     }
     Ok(())
