@@ -7,8 +7,8 @@
 # or CDELAY=MS keep the kernel's defaults (CDELAY also delays the cache device's reads), readahead stays 0,
 # writeback_percent 10 (defaults). Records the bios bcache0 was asked to serve (block_bio_queue on
 # bcache0), bcache's own per-bio tracepoints (bcache_read / bcache_write / bypass_sequential, for
-# diagnosis; collect.py ignores them), stats_total/* (read after the 5 s accounting timer has
-# folded the counters in) and the cache and backing devices' /sys/block/*/stat differences.
+# diagnosis; collect.py ignores them), stats_total/* (read after the 13.6 s accounting timer
+# has folded the counters in) and the cache and backing devices' /sys/block/*/stat differences.
 # With ALLOCTRACE=1 the cache device (dm-0) and the backing device (vde) are traced too, with
 # bio completions, and so are bcache0's request ends (bcache_request_end: bcache0's own bios get
 # no block_bio_complete) and the allocator (bcache_alloc_fail, bcache_alloc_invalidate,
@@ -106,8 +106,10 @@ bc() {
     echo 0 > $T/events/sched/sched_wakeup/enable; echo 0 > $T/events/sched/sched_switch/enable
   fi
   unset EVENTS
-  # stats_total is folded in from the per-device collector by a 5 s timer (ACCOUNTING_DELAY).
-  sleep 6
+  # stats_total is folded in from the per-device collector by a timer every 300/22 s (13.6 s:
+  # stats.c's accounting_delay); wait one whole period, so the last bios are in (a job shorter
+  # than the first period, as every fio job here, was in after 6 s; a replay is not).
+  sleep 14
   counter hits=$(cat $S/stats_total/cache_hits) misses=$(cat $S/stats_total/cache_misses) \
     bypass_hits=$(cat $S/stats_total/cache_bypass_hits) bypass_misses=$(cat $S/stats_total/cache_bypass_misses) \
     miss_collisions=$(cat $S/stats_total/cache_miss_collisions) \
@@ -185,5 +187,6 @@ BK=512 bc bc-wa-384m-b512k-z12-rw70 writearound  $M 384 --rw=randrw --rwmixread=
 if [ -s /tmp/replay.log ]; then
 bc bc-wb-128m-pgbench60k$REPLAY_TAG        writeback    $M 128 --read_iolog=/tmp/replay.log --iodepth=8
 bc bc-wt-64m-pgbench60k$REPLAY_TAG         writethrough $M  64 --read_iolog=/tmp/replay.log --iodepth=8
+BK=512 bc bc-wb-512m-b512k-pgbench60k$REPLAY_TAG writeback $M 512 --read_iolog=/tmp/replay.log --iodepth=8
 fi
 cat /tmp/out.txt > "$OUT_DISK"; sync

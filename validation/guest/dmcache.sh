@@ -97,6 +97,7 @@ dmc dmc-wt128k-384m-hot70-rw60    writethrough 256 384 --rw=randrw --rwmixread=6
 if [ -s /tmp/replay.log ]; then
 dmc dmc-wb64k-128m-pgbench60k$REPLAY_TAG   writeback   128 128 --read_iolog=/tmp/replay.log --iodepth=8
 dmc dmc-wt32k-64m-pgbench60k$REPLAY_TAG    writethrough 64  64 --read_iolog=/tmp/replay.log --iodepth=8
+dmc dmc-wb64k-512m-pgbench60k$REPLAY_TAG   writeback   128 512 --read_iolog=/tmp/replay.log --iodepth=8
 fi
 dmsetup remove slow
 cat /tmp/out.txt > "$OUT_DISK"; sync

@@ -93,5 +93,10 @@ if [ -s /tmp/replay.log ]; then
 mdw md5-c64-pgbench60k$REPLAY_TAG          5 4  64  256 --read_iolog=/tmp/replay.log --iodepth=8
 mdw md6-c128-pgbench60k$REPLAY_TAG         6 4 128  256 --read_iolog=/tmp/replay.log --iodepth=8
 mdw md10-c64-pgbench60k$REPLAY_TAG        10 4  64    0 --read_iolog=/tmp/replay.log --iodepth=8
+# Eight members (run R3: DISKS=1G x 8), where a small write takes read-modify-write.
+if [ -b /dev/vdh ]; then
+mdw md5-8d-c64-pgbench60k$REPLAY_TAG      5 8  64  256 --read_iolog=/tmp/replay.log --iodepth=8
+mdw md6-8d-c256-pgbench60k$REPLAY_TAG     6 8 256  256 --read_iolog=/tmp/replay.log --iodepth=8
+fi
 fi
 cat /tmp/out.txt > "$OUT_DISK"; sync
