@@ -178,19 +178,27 @@ impl Reorder {
         };
         let k = due.min(max);
         out.reserve(k);
-        let mut newest = self.newest_released;
-        for Held { mut event, .. } in self.fifo.drain(..k) {
-            match newest {
-                Some(n) if event.time_nanos < n => {
-                    diagnostics.clamped_records += 1;
-                    event.time_nanos = n;
-                }
-                _ => newest = Some(event.time_nanos),
-            }
-            out.push(event);
+        for _ in 0..k {
+            let Some(Held { event, .. }) = self.fifo.pop_front() else {
+                break;
+            };
+            out.push(self.release(event, diagnostics));
         }
-        self.newest_released = newest;
         k
+    }
+
+    /// Passes `event` on: time never goes backwards (rule 2), so an event earlier than one
+    /// already passed on moves forward to it and is counted.
+    #[inline]
+    fn release(&mut self, mut event: IoEvent, diagnostics: &mut Diagnostics) -> IoEvent {
+        match self.newest_released {
+            Some(newest) if event.time_nanos < newest => {
+                diagnostics.clamped_records += 1;
+                event.time_nanos = newest;
+            }
+            _ => self.newest_released = Some(event.time_nanos),
+        }
+        event
     }
 
     /// Records held.
@@ -254,14 +262,7 @@ impl Reorder {
             });
             event.time_nanos = event.time_nanos.saturating_sub(origin);
         }
-        match self.newest_released {
-            Some(newest) if event.time_nanos < newest => {
-                diagnostics.clamped_records += 1;
-                event.time_nanos = newest;
-            }
-            _ => self.newest_released = Some(event.time_nanos),
-        }
-        Some(event)
+        Some(self.release(event, diagnostics))
     }
 }
 
