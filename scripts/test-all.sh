@@ -49,7 +49,14 @@ step() {
       count_tests "$log"
       [ "$failed" -gt "$before" ] || failed=$((failed + 1))
     fi
+    # The first errors (a compiler's, a full disk, a killed process) often scroll out of the tail.
+    if grep -q -E '^error|No space left|Killed|SIGKILL|out of memory' "$log"; then
+      echo "    first errors:"
+      grep -m 12 -E -A 4 '^error|No space left|Killed|SIGKILL|out of memory' "$log" | cut -c1-300 | sed 's/^/      /'
+      echo "    last lines:"
+    fi
     tail -n 30 "$log" | sed 's/^/    /'
+    df -h "$root" 2>/dev/null | tail -n 1 | awk '{print "    disk: " $4 " free of " $2 " (" $5 " used)"}'
   fi
 }
 
