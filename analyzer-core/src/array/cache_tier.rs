@@ -8,8 +8,12 @@
 //! and admission rule). It is the only tier: the array's calibration tests run on the simulator
 //! users get, not on a private cache.
 
-use crate::cache::{Admission, ConfigError, SimConfig, Simulator, WriteMode};
+use std::rc::Rc;
+
+use crate::cache::policy::lru::WeightedLru;
+use crate::cache::{Admission, ConfigError, PolicyKind, SimConfig, Simulator, WriteMode};
 use crate::event::{IoEvent, Op};
+use crate::hash::{block_key, mix64, IntSet};
 
 /// What the cache tier did with one front-end request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +49,19 @@ pub struct SimulatorTier {
     mode: WriteMode,
     line_bytes: u64,
     description: String,
+    sample: Option<LineSample>,
 }
+
+/// The lines a sampled tier simulates ([`SimulatorTier::sampled`]).
+struct LineSample {
+    /// Kept whatever their hash: the lines of the requests whose answers are wanted.
+    light: Rc<IntSet<u64>>,
+    /// Other lines are kept when `mix64(key) >> 40` is below this (a 24-bit hash space).
+    threshold: u64,
+}
+
+/// The hash space of [`LineSample::threshold`].
+pub const SAMPLE_HASH_SPACE: u64 = 1 << 24;
 
 impl SimulatorTier {
     pub fn new(
@@ -58,7 +74,50 @@ impl SimulatorTier {
             mode: config.mode,
             line_bytes: config.line_bytes,
             description: description.into(),
+            sample: None,
         })
+    }
+
+    /// An LRU tier that answers only for the requests whose lines are all in `light`, from a
+    /// spatial sample: it simulates those lines and the others whose hash falls below
+    /// `threshold` (of [`SAMPLE_HASH_SPACE`]: a rate of `threshold / 2^24`), each of the latter
+    /// standing for `2^24 / threshold` lines ([`WeightedLru`]). A request with a line outside
+    /// the sample gets an answer for its sampled lines only. With `threshold` = 2^24 it is the
+    /// exact tier. Only for LRU without dirty data: an evicted sampled line would stand for
+    /// many write-backs.
+    pub fn sampled(
+        config: &SimConfig,
+        description: impl Into<String>,
+        light: IntSet<u64>,
+        threshold: u64,
+    ) -> Result<SimulatorTier, ConfigError> {
+        config.validate()?;
+        let threshold = threshold.clamp(1, SAMPLE_HASH_SPACE);
+        let light = Rc::new(light);
+        let policy = WeightedLru::new(
+            config.capacity_lines,
+            light.clone(),
+            threshold,
+            SAMPLE_HASH_SPACE,
+        );
+        Ok(SimulatorTier {
+            sim: Simulator::with_policy(config, Box::new(policy))?,
+            mode: config.mode,
+            line_bytes: config.line_bytes,
+            description: description.into(),
+            sample: Some(LineSample { light, threshold }),
+        })
+    }
+
+    /// Whether [`SimulatorTier::sampled`] takes `config` (LRU, no write-back, no admission rule
+    /// that counts misses per line).
+    pub fn samples(config: &SimConfig) -> bool {
+        config.policy == PolicyKind::Lru
+            && config.mode != WriteMode::WriteBack
+            && matches!(
+                config.admission,
+                Admission::Always | Admission::SeqCutoff { .. }
+            )
     }
 
     /// Lines the cache holds now (its memory grows with them).
@@ -80,7 +139,17 @@ impl SimulatorTier {
 impl CacheTier for SimulatorTier {
     fn access(&mut self, r: &IoEvent, backend: &mut Vec<IoEvent>) -> CacheAccess {
         let before = backend.len();
-        self.sim.observe_with_backend(r, backend);
+        match &self.sample {
+            None => self.sim.observe_with_backend(r, backend),
+            Some(LineSample { light, threshold }) => self.sim.observe_filtered_with_backend(
+                r,
+                |line| {
+                    let key = block_key(r.device, line);
+                    (mix64(key) >> 40) < *threshold || light.contains(&key)
+                },
+                backend,
+            ),
+        }
         let new = &backend[before..];
         let line = self.line_bytes;
         match r.op {
@@ -178,5 +247,123 @@ mod tests {
             ),
             2
         );
+    }
+
+    fn zipf_events(n: u64, seed: u64) -> Vec<IoEvent> {
+        crate::mrc::synth::Synthetic::new(crate::mrc::synth::SyntheticConfig {
+            seed,
+            requests: n,
+            zipf_lines: 40_000,
+            ..crate::mrc::synth::SyntheticConfig::default()
+        })
+        .collect()
+    }
+
+    /// The lines (keys) of the requests `pick` selects.
+    fn lines_of(events: &[IoEvent], line: u64, pick: impl Fn(usize) -> bool) -> IntSet<u64> {
+        let mut keys = IntSet::default();
+        for (i, e) in events.iter().enumerate() {
+            if pick(i) && matches!(e.op, Op::Read | Op::Write) && e.len_bytes > 0 {
+                let (a, b) = (e.offset_bytes / line, (e.end_bytes() - 1) / line);
+                keys.extend((a..=b).map(|l| block_key(e.device, l)));
+            }
+        }
+        keys
+    }
+
+    /// Every request's answer and back-end I/O from `tier`, in order.
+    fn answers(tier: &mut SimulatorTier, events: &[IoEvent]) -> Vec<(CacheAccess, Vec<IoEvent>)> {
+        events
+            .iter()
+            .map(|e| {
+                let mut be = Vec::new();
+                let a = tier.access(e, &mut be);
+                (a, be)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_sampled_tier_at_the_full_rate_is_the_exact_tier() {
+        use crate::cache::PolicyKind;
+        let ev = zipf_events(30_000, 7);
+        for (mode, lines) in [
+            (WriteMode::WriteThrough, 2_000),
+            (WriteMode::WriteAround, 500),
+            (WriteMode::ReadOnly, 8_000),
+        ] {
+            let mut cfg = SimConfig::new(PolicyKind::Lru, lines, 8192);
+            cfg.mode = mode;
+            assert!(SimulatorTier::samples(&cfg));
+            let light = lines_of(&ev, 8192, |i| i % 1000 < 100);
+            let mut exact = SimulatorTier::new(&cfg, "exact").expect("valid");
+            let mut sampled =
+                SimulatorTier::sampled(&cfg, "sampled", light, SAMPLE_HASH_SPACE).expect("valid");
+            assert!(
+                answers(&mut exact, &ev) == answers(&mut sampled, &ev),
+                "{mode:?}"
+            );
+        }
+        let mut wb = SimConfig::new(PolicyKind::Lru, 100, 4096);
+        wb.mode = WriteMode::WriteBack;
+        assert!(!SimulatorTier::samples(&wb));
+        assert!(!SimulatorTier::samples(&SimConfig::new(
+            PolicyKind::Arc,
+            100,
+            4096
+        )));
+    }
+
+    /// At a 1/16 sample the slices' requests hit about as often, and send about as much to the
+    /// disks, as with the exact tier; the same sample without the weights (every kept line
+    /// counting as one) would not.
+    #[test]
+    fn a_sampled_tier_estimates_the_slices_answers() {
+        use crate::cache::PolicyKind;
+        let ev = zipf_events(200_000, 3);
+        let in_slice = |i: usize| i % 10_000 < 500;
+        let cfg = SimConfig::new(PolicyKind::Lru, 12_000, 4096);
+        let light = lines_of(&ev, 4096, in_slice);
+        // (hit requests, back-end bytes) of the slices' requests.
+        let tally = |tier: &mut SimulatorTier| {
+            let (mut hits, mut bytes) = (0u64, 0u64);
+            for (i, (a, be)) in answers(tier, &ev).iter().enumerate() {
+                if in_slice(i) && matches!(ev[i].op, Op::Read | Op::Write) {
+                    hits += u64::from(a.hit);
+                    bytes += be.iter().map(|b| u64::from(b.len_bytes)).sum::<u64>();
+                }
+            }
+            (hits as f64, bytes as f64)
+        };
+        let exact = tally(&mut SimulatorTier::new(&cfg, "exact").expect("valid"));
+        let sampled = tally(
+            &mut SimulatorTier::sampled(&cfg, "s", light.clone(), SAMPLE_HASH_SPACE / 16)
+                .expect("valid"),
+        );
+        let light = Rc::new(light);
+        let mut unweighted = SimulatorTier {
+            sim: Simulator::with_policy(
+                &cfg,
+                Box::new(WeightedLru::new(cfg.capacity_lines, light.clone(), 1, 1)),
+            )
+            .expect("valid"),
+            mode: cfg.mode,
+            line_bytes: cfg.line_bytes,
+            description: String::new(),
+            sample: Some(LineSample {
+                light,
+                threshold: SAMPLE_HASH_SPACE / 16,
+            }),
+        };
+        let unweighted = tally(&mut unweighted);
+        let off = |x: (f64, f64)| ((x.0 / exact.0 - 1.0).abs(), (x.1 / exact.1 - 1.0).abs());
+        let (hits, bytes) = off(sampled);
+        assert!(exact.0 > 1_000.0, "a test with hits: {exact:?}");
+        assert!(
+            hits < 0.03 && bytes < 0.03,
+            "sampled {sampled:?} exact {exact:?}"
+        );
+        let (hits, _) = off(unweighted);
+        assert!(hits > 0.1, "unweighted {unweighted:?} exact {exact:?}");
     }
 }

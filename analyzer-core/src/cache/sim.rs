@@ -335,10 +335,24 @@ impl Simulator {
         Simulator::build(config, Some(future.next))
     }
 
+    /// A simulator of `config` whose policy is `policy` instead of the one `config` names (the
+    /// weighted LRU of a sampled cache tier, `array::cache_tier`).
+    pub(crate) fn with_policy(
+        config: &SimConfig,
+        policy: Box<dyn Policy>,
+    ) -> Result<Simulator, ConfigError> {
+        config.validate()?;
+        Ok(Simulator::assemble(config, policy))
+    }
+
     fn build(config: &SimConfig, next_use: Option<Vec<u64>>) -> Result<Simulator, ConfigError> {
         config.validate()?;
         let policy = new_policy(config.policy, config.capacity_lines, next_use)?;
-        Ok(Simulator {
+        Ok(Simulator::assemble(config, policy))
+    }
+
+    fn assemble(config: &SimConfig, policy: Box<dyn Policy>) -> Simulator {
+        Simulator {
             admission: AdmissionState::new(
                 config.admission,
                 config.sequential_cutoff_bytes,
@@ -359,7 +373,7 @@ impl Simulator {
             final_flush_lines: None,
             line_bytes: config.line_bytes,
             pending: Vec::new(),
-        })
+        }
     }
 
     pub fn config(&self) -> &SimConfig {
@@ -450,6 +464,18 @@ impl Simulator {
     pub fn observe_with_backend(&mut self, e: &IoEvent, backend: &mut Vec<IoEvent>) {
         self.drain_pending();
         self.observe_impl(e, |_| true, Some(backend));
+    }
+
+    /// [`Simulator::observe_with_backend`] of the lines for which `keep_line(line)` is true (a
+    /// sampled cache tier: the back-end I/O of the lines left out is not simulated).
+    pub(crate) fn observe_filtered_with_backend(
+        &mut self,
+        e: &IoEvent,
+        keep_line: impl Fn(u64) -> bool,
+        backend: &mut Vec<IoEvent>,
+    ) {
+        self.drain_pending();
+        self.observe_impl(e, keep_line, Some(backend));
     }
 
     /// Writes every dirty line back now (write-back), appending the writes to `backend` when
