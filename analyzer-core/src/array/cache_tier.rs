@@ -58,6 +58,39 @@ struct LineSample {
     light: Rc<IntSet<u64>>,
     /// Other lines are kept when `mix64(key) >> 40` is below this (a 24-bit hash space).
     threshold: u64,
+    /// A one-hash Bloom filter of `light` over the low bits of `mix64(key)` (16 bits a key, so
+    /// about one line in sixteen that is not light is looked up in `light`): most lines of a
+    /// trace are neither, and the filter, unlike the set, stays in the processor's caches.
+    filter: Vec<u64>,
+    filter_mask: u64,
+}
+
+impl LineSample {
+    fn new(light: Rc<IntSet<u64>>, threshold: u64) -> LineSample {
+        let bits = (light.len() as u64 * 16).next_power_of_two().max(1 << 12);
+        let mut filter = vec![0u64; (bits / 64) as usize];
+        let filter_mask = bits - 1;
+        for &key in light.iter() {
+            let b = mix64(key) & filter_mask;
+            filter[(b / 64) as usize] |= 1 << (b % 64);
+        }
+        LineSample {
+            light,
+            threshold,
+            filter,
+            filter_mask,
+        }
+    }
+
+    #[inline]
+    fn keeps(&self, key: u64) -> bool {
+        let h = mix64(key);
+        if (h >> 40) < self.threshold {
+            return true;
+        }
+        let b = h & self.filter_mask;
+        self.filter[(b / 64) as usize] & (1 << (b % 64)) != 0 && self.light.contains(&key)
+    }
 }
 
 /// The hash space of [`LineSample::threshold`].
@@ -105,7 +138,7 @@ impl SimulatorTier {
             mode: config.mode,
             line_bytes: config.line_bytes,
             description: description.into(),
-            sample: Some(LineSample { light, threshold }),
+            sample: Some(LineSample::new(light, threshold)),
         })
     }
 
@@ -141,12 +174,9 @@ impl CacheTier for SimulatorTier {
         let before = backend.len();
         match &self.sample {
             None => self.sim.observe_with_backend(r, backend),
-            Some(LineSample { light, threshold }) => self.sim.observe_filtered_with_backend(
+            Some(sample) => self.sim.observe_filtered_with_backend(
                 r,
-                |line| {
-                    let key = block_key(r.device, line);
-                    (mix64(key) >> 40) < *threshold || light.contains(&key)
-                },
+                |line| sample.keeps(block_key(r.device, line)),
                 backend,
             ),
         }
@@ -350,10 +380,7 @@ mod tests {
             mode: cfg.mode,
             line_bytes: cfg.line_bytes,
             description: String::new(),
-            sample: Some(LineSample {
-                light,
-                threshold: SAMPLE_HASH_SPACE / 16,
-            }),
+            sample: Some(LineSample::new(light, SAMPLE_HASH_SPACE / 16)),
         };
         let unweighted = tally(&mut unweighted);
         let off = |x: (f64, f64)| ((x.0 / exact.0 - 1.0).abs(), (x.1 / exact.1 - 1.0).abs());
