@@ -1,6 +1,9 @@
 // Benchmark (not a test): how long the worker takes to predict the Array view, with and without
 // the IOPS-vs-latency curve, for one and four layouts, in headless Chromium.
 //   node array-bench.mjs [FILE]     (default: the bundled pgbench sample)
+//   CASES=0,2 node array-bench.mjs FILE   only these cases (0-3, in the order below)
+//   UNTIL=cache node array-bench.mjs FILE  stop each case at the numbers with the cache (on a
+//                                          trace of millions of requests the exact stages take minutes)
 // Prints, per case, the time from the first request leaving the UI to the numbers at the chosen
 // depth being shown, to the numbers with the cache tier, and (with the curve, which comes in a
 // later pass) to the curve being drawn. On a trace of more than 262,144 events these are first
@@ -34,8 +37,10 @@ const cases = [
   ['4 layouts, no curve', `&curve=0&arr=${four}`],
   ['4 layouts, curve', `&arr=${four}`],
 ];
+const only = process.env.CASES ? process.env.CASES.split(',').map(Number) : null;
+const untilCache = process.env.UNTIL === 'cache';
 try {
-  for (const [name, hash] of cases) {
+  for (const [name, hash] of cases.filter((_, i) => !only || only.includes(i))) {
     const page = await browser.context.newPage();
     await page.addInitScript(() => {
       window.__predict = [];
@@ -56,19 +61,20 @@ try {
     await page.goto(baseUrl + '#view=array' + hash);
     // Done: the last stage's answer is shown (no estimate notice, the worker idle) and, with
     // the curve on, drawn.
-    await page.waitForFunction((curve) => {
+    await page.waitForFunction(([curve, untilCache]) => {
+      if (untilCache) return !!window.__cached;
       const p = window.__predict;
       const idle = p.some((x) => x.v === 'true') && p[p.length - 1].v === 'false';
       const exact = !document.querySelector('[data-testid=array-estimate]');
       return idle && exact && window.__exact && (!curve || window.__exactCurve);
-    }, curve, { timeout: 1_800_000, polling: 50 });
+    }, [curve, untilCache], { timeout: 1_800_000, polling: 50 });
     const [p, c, numbers, cached, exact, exactCurve] = await page.evaluate(() =>
       [window.__predict, window.__curve, window.__numbers, window.__cached, window.__exact, window.__exactCurve]);
     const start = p.find((x) => x.v === 'true').t;
     const s = (t) => `${((t - start) / 1000).toFixed(2)} s`;
     console.log(`${name.padEnd(22)} numbers ${s(numbers)}, with cache ${s(cached)}`
-      + (curve ? `, curve ${s(c)}` : '') + `; exact numbers ${s(exact)}`
-      + (curve ? `, exact curve ${s(exactCurve)}` : ''));
+      + (untilCache ? '' : (curve ? `, curve ${s(c)}` : '') + `; exact numbers ${s(exact)}`
+      + (curve ? `, exact curve ${s(exactCurve)}` : '')));
     await page.close();
   }
 } finally {
