@@ -173,8 +173,9 @@ pub struct Args {
     #[arg(long, value_name = "START..END")]
     pub window: Option<String>,
     /// An estimate: replay only slices of SLICE consecutive events every EVERY events (the
-    /// cache tier still sees every request), as the Array view's first answer does on a large
-    /// trace (1024/N for a trace of 32·N events; docs/web.md).
+    /// cache tier still sees every request; an LRU tier without write-back simulates the
+    /// slices' lines and a spatial sample of the others), as the Array view's first answer does
+    /// on a large trace (1024/N for a trace of 32·N events; docs/web.md).
     #[arg(long, value_name = "SLICE/EVERY", conflicts_with = "replay")]
     pub sample: Option<String>,
     /// Print the prediction as JSON (the job's result, as the web app gets it).
