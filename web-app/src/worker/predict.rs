@@ -15,8 +15,9 @@ pub const CACHE_DISK_PRESET: &str = "sata-ssd";
 pub const CACHE_DISKS: u32 = 2;
 
 /// Most lines the cache tier may hold in a browser tab (about 45 bytes each for LRU, more with
-/// ghost lists). The replay needs every request's real hit or miss, so it cannot sample as the
-/// Cache view does; past this the prediction stops and says what to do instead.
+/// ghost lists). The exact replay needs every request's real hit or miss, so it cannot sample as
+/// the Cache view does (an estimate's LRU tier does: `SimulatorTier::sampled`); past this the
+/// prediction stops and says what to do instead.
 pub const MAX_TIER_LINES: u64 = 8 << 20;
 
 /// The UI's staging of a prediction request.
@@ -25,9 +26,10 @@ pub trait Staging: Sized {
     /// events of the trace (or window). Each stage is sent once the previous one is shown:
     /// - on a trace of more than [`ESTIMATE_MIN_EVENTS`] events, estimates of about
     ///   [`ESTIMATE_REQUESTS`] requests from
-    ///   evenly spaced slices (`PredictRequest::estimate`): first without the cache tier (its
-    ///   simulator reads every request, the replays only the slices), then with it (and the
-    ///   curve, when it is on);
+    ///   evenly spaced slices (`PredictRequest::estimate`): first without the cache tier, then
+    ///   with it (its simulator reads every request, the replays only the slices; an LRU tier
+    ///   simulates the slices' lines and a spatial sample of the others), and the curve, when
+    ///   it is on;
     /// - the numbers at the chosen depth, exact;
     /// - the curve, which replays every layout ten times over.
     ///
