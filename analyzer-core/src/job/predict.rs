@@ -825,12 +825,10 @@ impl Predict {
             })
             .map(|_| 0);
         let slices = match (&request.cache, request.sample) {
-            (Some(c), Some(sample))
-                if request.profile.is_none()
-                    && c.product_model().is_none()
-                    && SimulatorTier::samples(&c.choice()?.config(1)) =>
-            {
-                Some(SliceLines::new(sample, c.choice()?.effective_line_bytes()))
+            (Some(c), Some(sample)) if request.profile.is_none() && c.product_model().is_none() => {
+                let choice = c.choice()?;
+                SimulatorTier::samples(&choice.config(1))
+                    .then(|| SliceLines::new(sample, choice.effective_line_bytes()))
             }
             _ => None,
         };
