@@ -36,6 +36,13 @@ impl CacheAccess {
 pub trait CacheTier {
     /// Handles one front-end request; appends the back-end I/Os it causes to `backend`.
     fn access(&mut self, request: &IoEvent, backend: &mut Vec<IoEvent>) -> CacheAccess;
+    /// Handles a request whose answer and back-end I/O nobody reads (an estimate's requests
+    /// outside its slices): the tier's state changes exactly as with [`CacheTier::access`].
+    /// `scratch` is a buffer the tier may use.
+    fn observe(&mut self, request: &IoEvent, scratch: &mut Vec<IoEvent>) {
+        scratch.clear();
+        self.access(request, scratch);
+    }
     /// Whether writes complete in the cache (write-back) rather than on the array.
     fn writes_back(&self) -> bool;
     /// A one-line description for the stated assumptions.
@@ -184,14 +191,14 @@ impl CacheTier for SimulatorTier {
         let line = self.line_bytes;
         match r.op {
             Op::Read => {
-                let misses: Vec<&IoEvent> = new.iter().filter(|b| b.op == Op::Read).collect();
+                let mut misses = new.iter().filter(|b| b.op == Op::Read).peekable();
+                let hit = misses.peek().is_none();
                 // An admitted miss is filled in whole lines; a bypassed one reads only the request.
                 let filled = misses
-                    .iter()
                     .any(|b| b.offset_bytes % line == 0 && u64::from(b.len_bytes) % line == 0);
                 CacheAccess {
-                    hit: misses.is_empty(),
-                    writes_cache: !misses.is_empty() && filled,
+                    hit,
+                    writes_cache: filled,
                 }
             }
             Op::Write => {
@@ -216,6 +223,15 @@ impl CacheTier for SimulatorTier {
                 }
             }
             Op::Discard | Op::Flush => CacheAccess::NO_DATA,
+        }
+    }
+
+    fn observe(&mut self, r: &IoEvent, _scratch: &mut Vec<IoEvent>) {
+        match &self.sample {
+            None => self.sim.observe(r),
+            Some(sample) => self
+                .sim
+                .observe_filtered(r, |line| sample.keeps(block_key(r.device, line))),
         }
     }
 
@@ -311,6 +327,47 @@ mod tests {
                 (a, be)
             })
             .collect()
+    }
+
+    /// A request only observed (its answer unread, as an estimate's requests outside its
+    /// slices) changes the tier as `access` does: the answers of the requests that follow are
+    /// the same, for the exact tier and a sampled one, in every mode.
+    #[test]
+    fn observing_a_request_changes_the_tier_as_accessing_it_does() {
+        use crate::cache::PolicyKind;
+        let ev = zipf_events(20_000, 11);
+        let answered = |i: usize| i % 1_000 < 50;
+        for mode in [
+            WriteMode::WriteThrough,
+            WriteMode::WriteAround,
+            WriteMode::ReadOnly,
+            WriteMode::WriteBack,
+        ] {
+            let mut cfg = SimConfig::new(PolicyKind::Lru, 1_500, 4096);
+            cfg.mode = mode;
+            let light = || lines_of(&ev, 4096, answered);
+            let tiers = || {
+                let exact = SimulatorTier::new(&cfg, "exact").expect("valid");
+                let sampled = SimulatorTier::sampled(&cfg, "sampled", light(), 1 << 20);
+                [exact, sampled.expect("valid")]
+            };
+            for (mut all, mut some) in tiers().into_iter().zip(tiers()) {
+                let mut scratch = Vec::new();
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                for (i, e) in ev.iter().enumerate() {
+                    let mut be = Vec::new();
+                    let access = all.access(e, &mut be);
+                    if answered(i) {
+                        a.push((access, be));
+                        let mut be = Vec::new();
+                        b.push((some.access(e, &mut be), be));
+                    } else {
+                        some.observe(e, &mut scratch);
+                    }
+                }
+                assert!(a.len() > 900 && a == b, "{mode:?}");
+            }
+        }
     }
 
     #[test]

@@ -1395,8 +1395,7 @@ impl Job for Predict {
             if !self.pending.is_empty() {
                 self.feed_pending();
             }
-            self.scratch.clear();
-            m.borrow_mut().tier.tier().access(e, &mut self.scratch);
+            m.borrow_mut().tier.tier().observe(e, &mut self.scratch);
         }
     }
 
