@@ -11,6 +11,8 @@ mod synth;
 
 thread_local! {
     static TRACE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The kept trace's event count, once [`predict`] has counted it.
+    static EVENTS: std::cell::RefCell<Option<u64>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Builds the synthetic trace of `events` events, encodes it (LZ4 chunks when `lz4`) and keeps
@@ -72,6 +74,21 @@ fn feed_batches(
     drain(decoder);
 }
 
+/// Runs `job` over `bytes` (a `.bst`), every pass decoded from 1 MiB pushes, as the worker's
+/// `run_to_answer` does.
+fn run_passes<J: analyzer_core::job::Job>(
+    mut job: J,
+    bytes: &[u8],
+) -> Result<J::Output, analyzer_core::job::JobError> {
+    for pass in 0..job.passes() {
+        job.begin_pass(pass);
+        let mut decoder = NativeDecoder::new();
+        feed_batches(bytes, &mut decoder, |events| job.observe_batch(events));
+        job.end_pass(decoder.header(), decoder.diagnostics())?;
+    }
+    job.finish()
+}
+
 /// Decodes the prepared trace once, pushing 1 MiB at a time, and returns the events decoded.
 #[wasm_bindgen]
 pub fn decode() -> f64 {
@@ -119,6 +136,7 @@ pub fn analyze() -> f64 {
 pub fn load(bytes: Vec<u8>) -> usize {
     let len = bytes.len();
     TRACE.with(|t| *t.borrow_mut() = bytes);
+    EVENTS.with(|c| *c.borrow_mut() = None);
     len
 }
 
@@ -149,29 +167,74 @@ pub fn simulate(size_bytes: f64, first: bool, footprint_lines: f64, line_accesse
             ..view
         }
     };
-    let Ok(mut job) = Simulate::new(request) else {
+    let Ok(job) = Simulate::new(request) else {
         return f64::NAN;
     };
     TRACE.with(|t| {
         let bytes = t.borrow();
-        for pass in 0..job.passes() {
-            job.begin_pass(pass);
-            let mut decoder = NativeDecoder::new();
-            feed_batches(&bytes, &mut decoder, |events| job.observe_batch(events));
-            if job
-                .end_pass(decoder.header(), decoder.diagnostics())
-                .is_err()
-            {
-                return f64::NAN;
-            }
-        }
-        match job.finish() {
+        match run_passes(job, &bytes) {
             Ok(r) => r.runs[0]
                 .result
                 .whole
                 .ratios
                 .line_hit_ratio
                 .unwrap_or(f64::NAN),
+            Err(_) => f64::NAN,
+        }
+    })
+}
+
+/// The web app's Array view job on the kept trace, as its worker runs it (`job::predict`): the
+/// first `layouts` of the four layouts `tests/e2e/array-bench.mjs` asks for, closed loop at 16
+/// outstanding I/Os, with an LRU write-through cache tier of `cache_bytes` (none when 0); when
+/// `estimate`, the estimate the view shows first (`PredictRequest::estimate`). Each pass decoded
+/// from 1 MiB pushes. Returns the first layout's IOPS with the cache (without one, without it).
+#[wasm_bindgen]
+pub fn predict(layouts: usize, cache_bytes: f64, estimate: bool) -> f64 {
+    use analyzer_core::job::predict::{ArrayParams, Predict, PredictRequest};
+    use analyzer_core::job::{CacheParams, Job};
+    let layout = |level: &str, disks, disk: &str, chunk_bytes| ArrayParams {
+        level: level.into(),
+        disks,
+        disk: disk.into(),
+        chunk_bytes,
+        ..ArrayParams::default()
+    };
+    let all = [
+        layout("raid5", 6, "sas-10k", 64 << 10),
+        layout("raid10", 8, "nvme", 128 << 10),
+        layout("raid6", 12, "sata-7k2", 256 << 10),
+        layout("raid0", 4, "sata-ssd", 64 << 10),
+    ];
+    let cache = (cache_bytes > 0.0).then(|| CacheParams {
+        size_bytes: cache_bytes as u64,
+        ..CacheParams::default()
+    });
+    let mut request = PredictRequest::new(all[..layouts.min(4)].to_vec(), cache, 16);
+    TRACE.with(|t| {
+        let bytes = t.borrow();
+        if estimate {
+            // The events the view knows from its load (counted once per trace).
+            let n = EVENTS.with(|c| {
+                *c.borrow_mut().get_or_insert_with(|| {
+                    let mut decoder = NativeDecoder::new();
+                    let mut n = 0u64;
+                    feed_batches(&bytes, &mut decoder, |events| n += events.len() as u64);
+                    n
+                })
+            });
+            match request.estimate(n) {
+                Some(r) => request = r,
+                None => return f64::NAN,
+            }
+        }
+        let Ok(job) = Predict::new(request) else {
+            return f64::NAN;
+        };
+        match run_passes(job, &bytes) {
+            Ok(r) => r.configs.first().map_or(f64::NAN, |c| {
+                c.with_cache.as_ref().unwrap_or(&c.without_cache).iops
+            }),
             Err(_) => f64::NAN,
         }
     })
