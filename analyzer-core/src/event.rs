@@ -32,13 +32,24 @@ impl Op {
 
     /// Parses the names [`Op::name`] produces, plus the usual one-letter forms (R, W, D, F).
     pub fn from_name(name: &str) -> Option<Op> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "read" | "r" => Some(Op::Read),
-            "write" | "w" => Some(Op::Write),
-            "discard" | "d" | "trim" | "unmap" => Some(Op::Discard),
-            "flush" | "f" => Some(Op::Flush),
-            _ => None,
-        }
+        // Compared in place (a text trace names an op on every line): no lower-cased copy.
+        const NAMES: [(&str, Op); 10] = [
+            ("read", Op::Read),
+            ("r", Op::Read),
+            ("write", Op::Write),
+            ("w", Op::Write),
+            ("discard", Op::Discard),
+            ("d", Op::Discard),
+            ("trim", Op::Discard),
+            ("unmap", Op::Discard),
+            ("flush", Op::Flush),
+            ("f", Op::Flush),
+        ];
+        let name = name.trim();
+        NAMES
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|&(_, op)| op)
     }
 
     /// Dense index for per-op tables: Read 0, Write 1, Discard 2, Flush 3.
@@ -223,6 +234,33 @@ mod tests {
         for op in Op::ALL {
             assert_eq!(Op::from_name(op.name()), Some(op));
             assert_eq!(Op::from_index(op.index() as u8), Some(op));
+        }
+    }
+
+    proptest::proptest! {
+        /// Any case and surrounding blanks, as a lower-cased copy would match them; nothing else.
+        #[test]
+        fn op_names_match_in_any_case(
+            name in proptest::sample::select(vec![
+                "read", "r", "write", "w", "discard", "d", "trim", "unmap", "flush", "f",
+                "reads", "wr", "x", "", "ſ", "dİscard",
+            ]),
+            upper in proptest::collection::vec(proptest::bool::ANY, 8),
+            pad in "[ \t]{0,2}",
+        ) {
+            let cased: String = name
+                .chars()
+                .zip(upper.iter().cycle())
+                .map(|(c, &u)| if u { c.to_ascii_uppercase() } else { c })
+                .collect();
+            let want = match name {
+                "read" | "r" => Some(Op::Read),
+                "write" | "w" => Some(Op::Write),
+                "discard" | "d" | "trim" | "unmap" => Some(Op::Discard),
+                "flush" | "f" => Some(Op::Flush),
+                _ => None,
+            };
+            proptest::prop_assert_eq!(Op::from_name(&format!("{pad}{cased}{pad}")), want);
         }
     }
 }

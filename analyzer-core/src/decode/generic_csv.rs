@@ -15,7 +15,7 @@ use crate::event::{IoEvent, Op};
 pub struct GenericCsv {
     columns: Option<CsvColumns>,
     /// Byte ranges of the current line's fields, reused from line to line.
-    spans: Vec<(usize, usize)>,
+    spans: Spans,
     /// Lines seen so far (for `skip_header`).
     lines_seen: u64,
     /// Whether the first non-empty line has been looked at (header detection).
@@ -37,147 +37,27 @@ impl GenericCsv {
         };
         Ok(GenericCsv {
             columns,
-            spans: Vec::new(),
+            spans: Spans::default(),
             lines_seen: 0,
             first_done: false,
         })
     }
 
-    fn split(&mut self, line: &str, delimiter: Delimiter) -> Result<(), String> {
-        if let Delimiter::Char(c) = delimiter {
-            // (A space delimiter is also a blank around fields: the general path.)
-            if c.is_ascii() && c != ' ' && self.split_plain(line, c as u8) {
-                return Ok(());
-            }
-        }
-        self.split_general(line, delimiter)
-    }
-
-    /// [`GenericCsv::split_general`] for an ASCII delimiter other than a space and no quoted
-    /// field (nearly every line): one pass over the bytes. Returns false, having split nothing, when a field starts
-    /// with a quote.
-    fn split_plain(&mut self, line: &str, delimiter: u8) -> bool {
-        self.spans.clear();
-        let bytes = line.as_bytes();
-        let blank = |b: u8| b == b' ' || (b == b'\t' && delimiter != b'\t');
-        let mut start = 0;
-        loop {
-            let stop = bytes[start..]
-                .iter()
-                .position(|&b| b == delimiter)
-                .map_or(bytes.len(), |p| start + p);
-            let mut s = start;
-            while s < stop && blank(bytes[s]) {
-                s += 1;
-            }
-            if bytes.get(s) == Some(&b'"') {
-                return false;
-            }
-            // The same trim as the general path (Unicode whitespace at the end), bytewise
-            // unless the field ends in a non-ASCII character.
-            let mut end = stop;
-            while end > s && bytes[end - 1].is_ascii_whitespace() {
-                end -= 1;
-            }
-            if end > s && !bytes[end - 1].is_ascii() {
-                end = s + line[s..end].trim_end().len();
-            }
-            self.spans.push((s, end));
-            if stop == bytes.len() {
-                return true;
-            }
-            start = stop + 1;
-        }
-    }
-
-    fn split_general(&mut self, line: &str, delimiter: Delimiter) -> Result<(), String> {
-        self.spans.clear();
-        let bytes = line.as_bytes();
-        let mut i = 0;
-        loop {
-            while i < bytes.len()
-                && (bytes[i] == b' ' || (bytes[i] == b'\t' && delimiter != Delimiter::Char('\t')))
-            {
-                i += 1;
-            }
-            if delimiter == Delimiter::Whitespace && i >= bytes.len() {
-                return Ok(());
-            }
-            let (start, end, next);
-            if bytes.get(i) == Some(&b'"') {
-                let close = line[i + 1..]
-                    .find('"')
-                    .ok_or_else(|| format!("unterminated quote in field {}", self.spans.len()))?;
-                start = i + 1;
-                end = i + 1 + close;
-                next = end + 1;
-            } else {
-                start = i;
-                let stop = match delimiter {
-                    Delimiter::Char(c) => line[i..].find(c).map_or(bytes.len(), |p| i + p),
-                    Delimiter::Whitespace => {
-                        line[i..].find([' ', '\t']).map_or(bytes.len(), |p| i + p)
-                    }
-                };
-                end = line[start..stop].trim_end().len() + start;
-                next = stop;
-            }
-            self.spans.push((start, end));
-            // Move past the delimiter after the field, if any.
-            let mut j = next;
-            while j < bytes.len()
-                && (bytes[j] == b' ' || (bytes[j] == b'\t' && delimiter != Delimiter::Char('\t')))
-            {
-                j += 1;
-            }
-            match delimiter {
-                Delimiter::Char(c) => {
-                    if j >= bytes.len() {
-                        return Ok(());
-                    }
-                    if !line[j..].starts_with(c) {
-                        return Err(format!(
-                            "text after the closing quote of field {}",
-                            self.spans.len() - 1
-                        ));
-                    }
-                    i = j + c.len_utf8();
-                }
-                Delimiter::Whitespace => {
-                    if j >= bytes.len() {
-                        return Ok(());
-                    }
-                    i = j;
-                }
-            }
-        }
-    }
-
     fn record(&mut self, line: &str, out: &mut Out) -> Result<Option<IoEvent>, String> {
-        let Some(c) = self.columns.take() else {
+        let Some(c) = &self.columns else {
             return Ok(None);
         };
-        let result = self.record_with(&c, line, out);
-        self.columns = Some(c);
-        result
-    }
-
-    fn record_with(
-        &mut self,
-        c: &CsvColumns,
-        line: &str,
-        out: &mut Out,
-    ) -> Result<Option<IoEvent>, String> {
-        self.split(line, c.delimiter)?;
-        if self.spans.len() <= c.max_column() {
+        let spans = &mut self.spans;
+        spans.split(line, c.delimiter)?;
+        if spans.0.len() <= c.max_column() {
             return Err(format!(
                 "{} fields, but the mapping uses column {}",
-                self.spans.len(),
+                spans.0.len(),
                 c.max_column()
             ));
         }
         let field = |i: usize| {
-            let (s, e) = self.spans[i];
+            let (s, e) = spans.0[i];
             &line[s..e]
         };
         let time = field(c.time);
@@ -248,6 +128,122 @@ impl GenericCsv {
             latency_nanos,
             pid,
         }))
+    }
+}
+
+/// Byte ranges of a line's fields.
+#[derive(Default)]
+struct Spans(Vec<(usize, usize)>);
+
+impl Spans {
+    fn split(&mut self, line: &str, delimiter: Delimiter) -> Result<(), String> {
+        if let Delimiter::Char(c) = delimiter {
+            // (A space delimiter is also a blank around fields: the general path.)
+            if c.is_ascii() && c != ' ' && self.split_plain(line, c as u8) {
+                return Ok(());
+            }
+        }
+        self.split_general(line, delimiter)
+    }
+
+    /// [`Spans::split_general`] for an ASCII delimiter other than a space and no quoted
+    /// field (nearly every line): one pass over the bytes. Returns false, having split nothing, when a field starts
+    /// with a quote.
+    fn split_plain(&mut self, line: &str, delimiter: u8) -> bool {
+        self.0.clear();
+        let bytes = line.as_bytes();
+        let blank = |b: u8| b == b' ' || (b == b'\t' && delimiter != b'\t');
+        let mut start = 0;
+        loop {
+            let stop = bytes[start..]
+                .iter()
+                .position(|&b| b == delimiter)
+                .map_or(bytes.len(), |p| start + p);
+            let mut s = start;
+            while s < stop && blank(bytes[s]) {
+                s += 1;
+            }
+            if bytes.get(s) == Some(&b'"') {
+                return false;
+            }
+            // The same trim as the general path (Unicode whitespace at the end), bytewise
+            // unless the field ends in a non-ASCII character.
+            let mut end = stop;
+            while end > s && bytes[end - 1].is_ascii_whitespace() {
+                end -= 1;
+            }
+            if end > s && !bytes[end - 1].is_ascii() {
+                end = s + line[s..end].trim_end().len();
+            }
+            self.0.push((s, end));
+            if stop == bytes.len() {
+                return true;
+            }
+            start = stop + 1;
+        }
+    }
+
+    fn split_general(&mut self, line: &str, delimiter: Delimiter) -> Result<(), String> {
+        self.0.clear();
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        loop {
+            while i < bytes.len()
+                && (bytes[i] == b' ' || (bytes[i] == b'\t' && delimiter != Delimiter::Char('\t')))
+            {
+                i += 1;
+            }
+            if delimiter == Delimiter::Whitespace && i >= bytes.len() {
+                return Ok(());
+            }
+            let (start, end, next);
+            if bytes.get(i) == Some(&b'"') {
+                let close = line[i + 1..]
+                    .find('"')
+                    .ok_or_else(|| format!("unterminated quote in field {}", self.0.len()))?;
+                start = i + 1;
+                end = i + 1 + close;
+                next = end + 1;
+            } else {
+                start = i;
+                let stop = match delimiter {
+                    Delimiter::Char(c) => line[i..].find(c).map_or(bytes.len(), |p| i + p),
+                    Delimiter::Whitespace => {
+                        line[i..].find([' ', '\t']).map_or(bytes.len(), |p| i + p)
+                    }
+                };
+                end = line[start..stop].trim_end().len() + start;
+                next = stop;
+            }
+            self.0.push((start, end));
+            // Move past the delimiter after the field, if any.
+            let mut j = next;
+            while j < bytes.len()
+                && (bytes[j] == b' ' || (bytes[j] == b'\t' && delimiter != Delimiter::Char('\t')))
+            {
+                j += 1;
+            }
+            match delimiter {
+                Delimiter::Char(c) => {
+                    if j >= bytes.len() {
+                        return Ok(());
+                    }
+                    if !line[j..].starts_with(c) {
+                        return Err(format!(
+                            "text after the closing quote of field {}",
+                            self.0.len() - 1
+                        ));
+                    }
+                    i = j + c.len_utf8();
+                }
+                Delimiter::Whitespace => {
+                    if j >= bytes.len() {
+                        return Ok(());
+                    }
+                    i = j;
+                }
+            }
+        }
     }
 }
 
@@ -337,9 +333,9 @@ mod tests {
             delimiter in proptest::sample::select(vec![',', ';', '\t']),
         ) {
             let mut csv = GenericCsv::new(Some("time=0,op=1,offset=2,len=3")).expect("mapping");
-            let general = csv.split_general(&line, Delimiter::Char(delimiter)).map(|()| csv.spans.clone());
-            if csv.split_plain(&line, delimiter as u8) {
-                proptest::prop_assert_eq!(Ok(csv.spans.clone()), general);
+            let general = csv.spans.split_general(&line, Delimiter::Char(delimiter)).map(|()| csv.spans.0.clone());
+            if csv.spans.split_plain(&line, delimiter as u8) {
+                proptest::prop_assert_eq!(Ok(csv.spans.0.clone()), general);
             } else {
                 // Only a field that starts with a quote leaves the plain split.
                 proptest::prop_assert!(line.contains('"'));
