@@ -379,10 +379,7 @@ impl LineBuffer {
         let rest = &self.buf[self.pos..];
         let offset = self.base_offset + self.pos as u64;
         let line_no = self.line_no;
-        let found = rest[self.scanned..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map(|i| self.scanned + i);
+        let found = memchr::memchr(b'\n', &rest[self.scanned..]).map(|i| self.scanned + i);
         self.scanned = if found.is_some() { 0 } else { rest.len() };
         match found {
             Some(nl) if nl <= MAX_LINE_BYTES => {
