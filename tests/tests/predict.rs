@@ -2017,6 +2017,19 @@ fn issue_10_predict_replays_the_kernels_caches_through_their_own_models() {
     };
     let p = dm("dm-cache");
     assert_eq!(p["request"]["cache"]["preset"], "dm-cache");
+    // `simulate`'s name for the line size is accepted too, for the same request.
+    let aliased = predict(&[
+        "--cache-size",
+        "128MiB",
+        "--line-size",
+        "32KiB",
+        "--mode",
+        "wb",
+        "--preset",
+        "dm-cache",
+    ]);
+    assert_eq!(aliased["request"], p["request"]);
+    assert_eq!(p["request"]["cache"]["line_bytes"], 32 << 10);
     let c = &p["configs"][0];
     assert!(
         c["cache_description"]

@@ -134,8 +134,9 @@ pub struct Args {
     /// Cache admission: always, nhit:N, smq, seqcut:SIZE (overrides the preset's).
     #[arg(long, value_name = "RULE")]
     pub admission: Option<String>,
-    /// Cache line size (default: the preset's, else 4 KiB, as `simulate`).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    /// Cache line size (default: the preset's, else 4 KiB, as `simulate`; `--line-size` is
+    /// `simulate`'s name for it, accepted here too).
+    #[arg(long, visible_alias = "line-size", value_name = "SIZE", value_parser = parse_size)]
     pub cache_line: Option<u64>,
     /// Cache devices: preset and count (RAID 1 when 2, RAID 0 otherwise).
     #[arg(long, value_name = "PRESET", default_value = "sata-ssd")]
