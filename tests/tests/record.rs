@@ -1372,10 +1372,12 @@ fn issue_13_blk_backend_started_under_load_never_chains_completions() {
         let chained = chained_latencies(&t);
         assert!(
             chained.is_empty(),
-            "round {round}: {} of {} requests got a later request's completion, first {:?}",
+            "round {round}: {} of {} requests got a later request's completion, first {:?}; \
+             the recorder said:\n{}",
             chained.len(),
             t.events.len(),
-            &chained[..chained.len().min(3)]
+            &chained[..chained.len().min(3)],
+            String::from_utf8_lossy(&out.stderr)
         );
     }
 }

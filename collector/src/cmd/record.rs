@@ -14,7 +14,7 @@ use crate::output::{bytes, count, duration, parse_duration, parse_size};
 use crate::record::device::{self, DeviceMap};
 use crate::record::sink::Sink;
 use crate::record::tracker::{
-    Tracker, TrackerConfig, DEFAULT_COMPLETION_TIMEOUT_NANOS, DEFAULT_MAX_PENDING,
+    Tracker, TrackerConfig, TrackerStats, DEFAULT_COMPLETION_TIMEOUT_NANOS, DEFAULT_MAX_PENDING,
 };
 use crate::record::{self, blk, events, status, sys, tracefs, Limits, Pacing, Source, StopReason};
 
@@ -351,6 +351,9 @@ impl RunContext<'_> {
                 count(s.superseded)
             );
         }
+        if let Some(note) = late_records_note(s) {
+            eprintln!("blocksight: {note}");
+        }
         if summary.header.dropped_events > 0 {
             eprintln!(
                 "blocksight: warning: the kernel dropped {} events because its trace buffer was full; \
@@ -397,9 +400,49 @@ impl RunContext<'_> {
     }
 }
 
+/// What the summary says when records reached the tracker late (a CPU's trace records read a
+/// round after later ones): completions matched when their request came, requests whose time
+/// was raised to keep the file sorted. Latencies of same-sector requests around them may be
+/// swapped, which the recording cannot tell.
+fn late_records_note(s: &TrackerStats) -> Option<String> {
+    (s.matched_late + s.reordered > 0).then(|| {
+        format!(
+            "{} completions were read before their request and {} requests after later ones were \
+             written (a CPU's trace records came late, as on a loaded machine); a request to the \
+             same sector in flight at the same time may have taken such a request's completion",
+            count(s.matched_late),
+            count(s.reordered)
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn late_records_are_reported_only_when_there_are_some() {
+        let mut s = TrackerStats {
+            issued: 1000,
+            written: 1000,
+            superseded: 3,
+            ..TrackerStats::default()
+        };
+        assert_eq!(late_records_note(&s), None);
+        s.matched_late = 12;
+        let note = late_records_note(&s).expect("a note");
+        assert!(
+            note.starts_with("12 completions were read before their request and 0 requests"),
+            "{note}"
+        );
+        s.matched_late = 0;
+        s.reordered = 1_234;
+        let note = late_records_note(&s).expect("a note");
+        assert!(
+            note.contains("0 completions") && note.contains("1,234 requests after"),
+            "{note}"
+        );
+    }
 
     #[test]
     fn default_buffers_scale_with_cpus() {
