@@ -2003,11 +2003,11 @@ fn issue_10_predict_replays_the_kernels_caches_through_their_own_models() {
         args.extend_from_slice(cache);
         json(&args)
     };
-    let dm = |preset| {
+    let dm_with = |preset, line_flag| {
         predict(&[
             "--cache-size",
             "128MiB",
-            "--cache-line",
+            line_flag,
             "32KiB",
             "--mode",
             "wb",
@@ -2015,19 +2015,11 @@ fn issue_10_predict_replays_the_kernels_caches_through_their_own_models() {
             preset,
         ])
     };
+    let dm = |preset| dm_with(preset, "--cache-line");
     let p = dm("dm-cache");
     assert_eq!(p["request"]["cache"]["preset"], "dm-cache");
     // `simulate`'s name for the line size is accepted too, for the same request.
-    let aliased = predict(&[
-        "--cache-size",
-        "128MiB",
-        "--line-size",
-        "32KiB",
-        "--mode",
-        "wb",
-        "--preset",
-        "dm-cache",
-    ]);
+    let aliased = dm_with("dm-cache", "--line-size");
     assert_eq!(aliased["request"], p["request"]);
     assert_eq!(p["request"]["cache"]["line_bytes"], 32 << 10);
     let c = &p["configs"][0];
