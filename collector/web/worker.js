@@ -223,6 +223,10 @@ let wasm_bindgen = (function(exports) {
                 const ret = new Array();
                 return ret;
             },
+            __wbg_new_4f75c2b453083268: function() { return handleError(function () {
+                const ret = new MessageChannel();
+                return ret;
+            }, arguments); },
             __wbg_new_ba40181b3f24ac80: function(arg0, arg1) {
                 try {
                     var state0 = {a: arg0, b: arg1};
@@ -273,7 +277,18 @@ let wasm_bindgen = (function(exports) {
                 const ret = arg0.ok;
                 return ret;
             },
+            __wbg_port1_3496d05bb44c8f4e: function(arg0) {
+                const ret = arg0.port1;
+                return ret;
+            },
+            __wbg_port2_7bdd24b86c6fc95d: function(arg0) {
+                const ret = arg0.port2;
+                return ret;
+            },
             __wbg_postMessage_408dcc1ee376f42d: function() { return handleError(function (arg0, arg1) {
+                arg0.postMessage(arg1);
+            }, arguments); },
+            __wbg_postMessage_56704f0f0cc1999c: function() { return handleError(function (arg0, arg1) {
                 arg0.postMessage(arg1);
             }, arguments); },
             __wbg_prototypesetcall_13162965d1fe7aa3: function(arg0, arg1, arg2) {
@@ -305,6 +320,9 @@ let wasm_bindgen = (function(exports) {
                 arg0[arg1] = arg2;
             },
             __wbg_set_onmessage_4565eb0ef03ee0f9: function(arg0, arg1) {
+                arg0.onmessage = arg1;
+            },
+            __wbg_set_onmessage_5e09c5c5df17fb8b: function(arg0, arg1) {
                 arg0.onmessage = arg1;
             },
             __wbg_size_9d1084e29743663c: function(arg0) {
@@ -361,7 +379,7 @@ let wasm_bindgen = (function(exports) {
             },
             __wbindgen_generic_0000000000000002: function(arg0, arg1) {
                 // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MessageEvent")], shim_idx: 14, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-                const ret = makeClosure(arg0, arg1, wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_17d26aa2e89a96d1___features__gen_MessageEvent__MessageEvent______true_);
+                const ret = makeClosure(arg0, arg1, wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_29ee2657561335e6___features__gen_MessageEvent__MessageEvent______true_);
                 return ret;
             },
             __wbindgen_generic_0000000000000003: function(arg0) {
@@ -394,8 +412,8 @@ let wasm_bindgen = (function(exports) {
         };
     }
 
-    function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_17d26aa2e89a96d1___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
-        wasm.wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_17d26aa2e89a96d1___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
+    function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_29ee2657561335e6___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
+        wasm.wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_29ee2657561335e6___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
     }
 
     function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___wasm_bindgen_b555d23fc0bcf03e___JsValue__core_ee2a015990f71d14___result__Result_____wasm_bindgen_b555d23fc0bcf03e___JsError___true_(arg0, arg1, arg2) {

@@ -4,6 +4,8 @@
 //   CASES=0,2 node array-bench.mjs FILE   only these cases (0-3, in the order below)
 //   UNTIL=cache node array-bench.mjs FILE  stop each case at the numbers with the cache (on a
 //                                          trace of millions of requests the exact stages take minutes)
+//   SWITCH=1 ... then choose depth 32 while the worker runs the next stage, and time the new
+//                depth's numbers without and with the cache (a newer request replacing a running one)
 // Prints, per case, the time from the first request leaving the UI to the numbers at the chosen
 // depth being shown, to the numbers with the cache tier, and (with the curve, which comes in a
 // later pass) to the curve being drawn. On a trace of more than 262,144 events these are first
@@ -75,6 +77,27 @@ try {
     console.log(`${name.padEnd(22)} numbers ${s(numbers)}, with cache ${s(cached)}`
       + (untilCache ? '' : (curve ? `, curve ${s(c)}` : '') + `; exact numbers ${s(exact)}`
       + (curve ? `, exact curve ${s(exactCurve)}` : '')));
+    if (process.env.SWITCH === '1') {
+      await page.waitForTimeout(300);
+      const before = await page.evaluate(() => [
+        document.querySelector('[data-testid=iops-0]')?.textContent,
+        document.querySelector('[data-testid=iops-cache-0]')?.textContent,
+        performance.now(),
+      ]);
+      await page.selectOption('[data-testid=array-qd]', '32');
+      const [n, c] = await page.evaluate(([n0, c0]) => new Promise((ok) => {
+        let n;
+        const look = () => {
+          const t = performance.now();
+          const v = document.querySelector('[data-testid=iops-0]')?.textContent;
+          if (!n && v && v !== n0) n = t;
+          const c = document.querySelector('[data-testid=iops-cache-0]')?.textContent;
+          if (n && c && c !== c0) ok([n, t]); else setTimeout(look, 5);
+        };
+        look();
+      }), before);
+      console.log(`${''.padEnd(22)} depth 32 chosen during the next stage: numbers ${((n - before[2]) / 1000).toFixed(2)} s, with cache ${((c - before[2]) / 1000).toFixed(2)} s`);
+    }
     await page.close();
   }
 } finally {

@@ -1,10 +1,11 @@
 //! The engine's Web Worker. It receives a `Blob` or a same-origin URL, reads it in chunks of
 //! [`reader::CHUNK_BYTES`], pushes them through a [`session::Session`] and answers with progress
-//! and [`protocol::Results`]. Between chunks it yields to the event loop, so a `Cancel` is seen
-//! within one chunk.
+//! and [`protocol::Results`]. A chunk goes in pieces, and every few milliseconds the job yields
+//! to the event loop ([`pace`]), so a `Cancel` or a newer request is seen within that time.
 
 pub mod cache_sim;
 pub mod codec;
+pub mod pace;
 pub mod predict;
 pub mod protocol;
 pub mod reader;
@@ -27,6 +28,7 @@ use wasm_bindgen::JsCast;
 
 use crate::error::{LoadError, LoadErrorKind};
 use cache_sim::CacheSimRequest;
+use pace::Pacer;
 use protocol::{JobId, Request, Response, Source};
 use reader::ChunkReader;
 use session::Session;
@@ -40,7 +42,7 @@ pub const PREVIEW_EVERY_MS: f64 = 400.0;
 /// See the module documentation.
 pub struct EngineWorker {
     /// The job allowed to run; a `Cancel` or a newer `Load` changes it and the old loop stops at
-    /// its next chunk.
+    /// its next yield ([`pace`]).
     current: Rc<Cell<JobId>>,
     /// The prediction job allowed to run (a newer one replaces it).
     current_predict: Rc<Cell<JobId>>,
@@ -385,8 +387,9 @@ fn progress_every<'a>(
 }
 
 /// Runs a job over the trace: each pass it asks for re-reads the file in the load's bounded
-/// slices, decoding only (the job applies its own window). Between slices the job may stop:
-/// `replaced()` (a newer job of its kind) gives `Err(None)`, and an error from
+/// slices, decoding only (the job applies its own window), fed in pieces with yields to the
+/// event loop between them ([`pace`]). `replaced()` (a newer job of its kind), asked after each
+/// yield and between slices, gives `Err(None)`; an error from
 /// `between_slices(job)` (a memory bound) or from reading, decoding or the job gives
 /// `Err(Some(words))`. After each slice `progress` is told the share of the job's passes read.
 async fn run_job<J: Job>(
@@ -398,6 +401,7 @@ async fn run_job<J: Job>(
     progress: &dyn Fn(f64),
 ) -> Result<(), Option<String>> {
     let mut pass = 0;
+    let mut pacer = Pacer::new();
     while pass < job.passes() {
         job.begin_pass(pass);
         let mut reader = match &source {
@@ -412,9 +416,15 @@ async fn run_job<J: Job>(
             }
             match reader.next_chunk().await.map_err(Some)? {
                 Some(chunk) => {
-                    session
-                        .push_with(chunk, &mut |events| job.observe_batch(events))
+                    let fed = pacer
+                        .feed(chunk, replaced, &mut |piece| {
+                            session.push_with(piece, &mut |events| job.observe_batch(events))
+                        })
+                        .await
                         .map_err(|e| Some(e.plain_words()))?;
+                    if !fed {
+                        return Err(None);
+                    }
                     between_slices(job).map_err(Some)?;
                     if let Some(t) = total_bytes {
                         let read = (session.input_bytes() as f64 / t as f64).min(1.0);
@@ -521,6 +531,7 @@ impl LoadTask {
         let bytes_total = reader.total_bytes();
         let mut session = Session::new(forced, DecodeOptions::default())
             .with_request(self.window_nanos, self.part);
+        let mut pacer = Pacer::new();
         let mut announced = false;
         let mut next_progress = 0u64;
         let mut next_preview_ms = 0.0;
@@ -530,8 +541,15 @@ impl LoadTask {
             }
             match reader.next_chunk().await {
                 Ok(Some(chunk)) => {
-                    if let Err(e) = session.push(chunk) {
-                        return failed(e);
+                    match pacer
+                        .feed(chunk, &|| current.get() != job, &mut |piece| {
+                            session.push(piece)
+                        })
+                        .await
+                    {
+                        Ok(true) => {}
+                        Ok(false) => return Response::Cancelled { job },
+                        Err(e) => return failed(e),
                     }
                 }
                 Ok(None) => break,
