@@ -382,6 +382,17 @@ impl Reducible for AppState {
                 s.predict.result = Some(Rc::new(*result));
             }
             Action::Worker {
+                response: Response::PredictedSoFar { job, result },
+                ..
+            } => {
+                // Shown while the job goes on.
+                if s.predict.computing != Some(job) {
+                    return self;
+                }
+                s.predict.error = None;
+                s.predict.result = Some(Rc::new(*result));
+            }
+            Action::Worker {
                 response: Response::PredictFailed { job, error },
                 ..
             } => {
@@ -458,6 +469,7 @@ impl Reducible for AppState {
                     // The page passes hot data on to the load's worker (app.rs).
                     Response::HotCounted { .. }
                     | Response::Predicted { .. }
+                    | Response::PredictedSoFar { .. }
                     | Response::PredictFailed { .. }
                     | Response::CacheSimulated { .. }
                     | Response::CacheSimFailed { .. }
@@ -862,5 +874,54 @@ mod tests {
         });
         assert_eq!(s.url.window, Some((5.0, 15.0)));
         assert_eq!(s.scoped_job, None, "the whole trace is read first");
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn an_array_answer_so_far_shows_while_its_job_goes_on() {
+        use crate::worker::predict::{ArrayParams, CacheParams, PredictRequest};
+        let (events, header) = crate::test_support::sample_events(2_000);
+        let layouts = vec![ArrayParams::default()];
+        let run = |r: PredictRequest| {
+            analyzer_core::job::run_events(
+                analyzer_core::job::predict::Predict::new(r).expect("valid"),
+                &header,
+                &events,
+            )
+            .expect("runs")
+        };
+        let bare = run(PredictRequest::new(layouts.clone(), None, 4));
+        let cached = run(PredictRequest::new(
+            layouts,
+            Some(CacheParams {
+                size_bytes: 64 << 20,
+                ..CacheParams::default()
+            }),
+            4,
+        ));
+        let worker =
+            |s: Rc<AppState>, response, now_ms| s.reduce(Action::Worker { response, now_ms });
+        let so_far = |job| Response::PredictedSoFar {
+            job,
+            result: Box::new(bare.clone()),
+        };
+        let s = Rc::new(AppState::new(UrlState::default())).reduce(Action::PredictStart { job: 3 });
+        // An older job's early answer is dropped.
+        let s = worker(s, so_far(2), 1.0);
+        assert_eq!(s.predict.result, None);
+        // Its own is shown, and the job still computes.
+        let s = worker(s, so_far(3), 2.0);
+        assert_eq!(s.predict.result.as_deref(), Some(&bare));
+        assert_eq!(s.predict.computing, Some(3));
+        // Then its answer replaces it and the job is done.
+        let s = worker(
+            s,
+            Response::Predicted {
+                job: 3,
+                result: Box::new(cached.clone()),
+            },
+            3.0,
+        );
+        assert_eq!(s.predict.result.as_deref(), Some(&cached));
+        assert_eq!(s.predict.computing, None);
     }
 }

@@ -127,7 +127,7 @@ impl Worker for EngineWorker {
                 let scope = scope.clone();
                 let current = self.current_predict.clone();
                 wasm_bindgen_futures::spawn_local(async move {
-                    if let Some(out) = predict(job, source, request, &current).await {
+                    if let Some(out) = predict(&scope, id, job, source, request, &current).await {
                         scope.respond(id, out);
                     }
                 });
@@ -206,8 +206,11 @@ impl Worker for EngineWorker {
 }
 
 /// Re-reads the trace (in the same bounded chunks) and runs the prediction job on it, as
-/// `blocksight predict` does. `None` when a newer prediction replaced this one.
+/// `blocksight predict` does; a job of two passes posts its answer without the cache tier
+/// after the first (`PredictedSoFar`). `None` when a newer prediction replaced this one.
 async fn predict(
+    scope: &WorkerScope<EngineWorker>,
+    id: HandlerId,
     job: JobId,
     source: Source,
     request: predict::PredictRequest,
@@ -217,7 +220,18 @@ async fn predict(
         source,
         Predict::new(request).map(|p| p.with_tier_limit(predict::MAX_TIER_LINES)),
         &|| current.get() != job,
-        &|j| j.check_memory().map_err(|e| e.to_string()),
+        &|j| {
+            if let Some(result) = j.take_without_cache() {
+                scope.respond(
+                    id,
+                    Response::PredictedSoFar {
+                        job,
+                        result: Box::new(result),
+                    },
+                );
+            }
+            j.check_memory().map_err(|e| e.to_string())
+        },
         &|_| {},
         |error| Some(Response::PredictFailed { job, error }),
         |result| Response::Predicted {
@@ -350,7 +364,7 @@ async fn run_to_answer<J: Job>(
     source: Source,
     job: Result<J, analyzer_core::job::JobError>,
     replaced: &dyn Fn() -> bool,
-    between_slices: &dyn Fn(&J) -> Result<(), String>,
+    between_slices: &dyn Fn(&mut J) -> Result<(), String>,
     progress: &dyn Fn(f64),
     failed: impl Fn(String) -> Option<Response>,
     ok: impl FnOnce(J::Output) -> Response,
@@ -390,14 +404,15 @@ fn progress_every<'a>(
 /// slices, decoding only (the job applies its own window), fed in pieces with yields to the
 /// event loop between them ([`pace`]). `replaced()` (a newer job of its kind), asked after each
 /// yield and between slices, gives `Err(None)`; an error from
-/// `between_slices(job)` (a memory bound) or from reading, decoding or the job gives
+/// `between_slices(job)` (a memory bound; it is also called at the end of each pass, where a
+/// job may have an early answer to post) or from reading, decoding or the job gives
 /// `Err(Some(words))`. After each slice `progress` is told the share of the job's passes read.
 async fn run_job<J: Job>(
     source: Source,
     forced: Option<TraceFormat>,
     job: &mut J,
     replaced: &dyn Fn() -> bool,
-    between_slices: &dyn Fn(&J) -> Result<(), String>,
+    between_slices: &dyn Fn(&mut J) -> Result<(), String>,
     progress: &dyn Fn(f64),
 ) -> Result<(), Option<String>> {
     let mut pass = 0;
@@ -442,6 +457,7 @@ async fn run_job<J: Job>(
             .map_err(|e| Some(e.plain_words()))?;
         job.end_pass(&done.header, &done.diagnostics)
             .map_err(|e| Some(e.to_string()))?;
+        between_slices(job).map_err(Some)?;
         pass += 1;
     }
     Ok(())

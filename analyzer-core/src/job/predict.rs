@@ -640,6 +640,33 @@ impl PredictRequest {
         }
     }
 
+    /// Whether the job reads the trace once before replaying it: to measure the footprint (a
+    /// cache sized as a share of it), dm-cache's origin, or the lines of an estimate's slices
+    /// (an LRU tier that can be sampled).
+    pub fn measures_first(&self) -> bool {
+        let Some(c) = self.cache.as_ref().filter(|_| self.profile.is_none()) else {
+            return false;
+        };
+        c.needs_footprint()
+            || c.product_model() == Some(KernelModel::DmCacheSmq)
+            || (self.sample.is_some()
+                && c.product_model().is_none()
+                && c.choice()
+                    .is_ok_and(|choice| SimulatorTier::samples(&choice.config(1))))
+    }
+
+    /// For a request whose job reads the trace twice with a cache tier: the same request
+    /// without the tier and without the curve, which that job answers at the end of its first
+    /// pass ([`Predict::take_without_cache`]), so a host shows it before the tier's numbers
+    /// without a pass of its own. `None` for a job of one pass.
+    pub fn without_cache_first(&self) -> Option<PredictRequest> {
+        self.measures_first().then(|| PredictRequest {
+            cache: None,
+            curve: false,
+            ..self.clone()
+        })
+    }
+
     fn chosen(&self) -> Load {
         match self.speed {
             Some(s) => Load::Speed(s),
@@ -795,6 +822,13 @@ pub struct Predict {
     scratch: Vec<IoEvent>,
     window: WindowFilter,
     result: Option<PredictResult>,
+    /// In a job of two passes with a cache tier: the same request without the tier (and
+    /// without the curve), run in the first pass, whose answer is ready when it ends
+    /// ([`Predict::take_without_cache`]); the second pass then skips the replays it made.
+    early: Option<Box<Predict>>,
+    /// Its answer, kept for the final result after it was taken.
+    early_result: Option<PredictResult>,
+    early_taken: bool,
 }
 
 /// The replays take the trace in batches of this many events, one replay after the other,
@@ -833,8 +867,13 @@ impl Predict {
             _ => None,
         };
         let window = WindowFilter::new(request.window_nanos);
-        let plan = Plan::new(request)?;
         let measured = footprint.is_none() && origin_end.is_none() && slices.is_none();
+        debug_assert_eq!(measured, !request.measures_first());
+        let early = match request.without_cache_first() {
+            Some(bare) if !measured => Some(Box::new(Predict::new(bare)?)),
+            _ => None,
+        };
+        let plan = Plan::new(request)?;
         let mut job = Predict {
             plan,
             footprint,
@@ -853,6 +892,9 @@ impl Predict {
             scratch: Vec::new(),
             window,
             result: None,
+            early,
+            early_result: None,
+            early_taken: false,
         };
         if job.plan.request.profile.is_some() {
             job.result = Some(job.synthetic()?);
@@ -964,6 +1006,11 @@ impl Predict {
             };
             self.memo = Some(Memo::shared(ReplayTier::Sim(Box::new(sim))));
         }
+        // The first pass's replays without the tier made the chosen load's numbers already.
+        let skip = self
+            .early_result
+            .is_some()
+            .then(|| self.plan.request.chosen());
         self.layouts = self
             .plan
             .arrays
@@ -972,7 +1019,9 @@ impl Predict {
                 let mut plain = Vec::new();
                 let mut cached = Vec::new();
                 for &load in &loads {
-                    plain.push((load, TraceReplay::owning(without, load.mode(), None)));
+                    if Some(load) != skip {
+                        plain.push((load, TraceReplay::owning(without, load.mode(), None)));
+                    }
                     if let Some(m) = &self.memo {
                         let tier: Box<dyn CacheTier> = Box::new(SharedTier {
                             memo: m.clone(),
@@ -985,6 +1034,19 @@ impl Predict {
             })
             .collect();
         Ok(())
+    }
+
+    /// Once the first of two passes is over: the answer of the request without the cache
+    /// tier and without the curve ([`PredictRequest::without_cache_first`]), the same as that
+    /// request's own job gives; once only. `None` before, after it was taken, and for a job
+    /// of one pass.
+    pub fn take_without_cache(&mut self) -> Option<PredictResult> {
+        if self.early_taken {
+            return None;
+        }
+        let r = self.early_result.clone()?;
+        self.early_taken = true;
+        Some(r)
     }
 
     /// Stops with [`JobError::Memory`] once the cache tier holds more than `lines` lines (a
@@ -1111,24 +1173,39 @@ impl Predict {
     fn finish_replays(self) -> PredictResult {
         let chosen = self.plan.request.chosen();
         let curve = self.plan.request.curve;
-        let replayed = self
-            .layouts
-            .first()
-            .and_then(|l| l.plain.first())
-            .map_or(0, |(_, r)| r.counts().0);
+        let replayed = match &self.early_result {
+            Some(early) => early.replayed_requests,
+            None => self
+                .layouts
+                .first()
+                .and_then(|l| l.plain.first())
+                .map_or(0, |(_, r)| r.counts().0),
+        };
         let (workload, assumptions) = self.assumptions(replayed);
         let requests = self.requests;
         let mut configs = Vec::new();
+        let loads = self.plan.request.loads();
         let Predict {
             plan,
             layouts,
             cache,
+            early_result,
             ..
         } = self;
+        let mut early = early_result.map(|r| r.configs.into_iter());
         for ((params, (without_cfg, _)), runs) in
             plan.request.configs.iter().zip(&plan.arrays).zip(layouts)
         {
-            let (without, plain_curve) = finish_runs(runs.plain, chosen);
+            let (mut without, mut plain_curve) = finish_runs(runs.plain, chosen);
+            if let Some(e) = early.as_mut().and_then(|e| e.next()) {
+                // The chosen load's run came from the first pass.
+                let at = loads.iter().position(|&l| l == chosen).unwrap_or(0);
+                plain_curve.insert(
+                    at.min(plain_curve.len()),
+                    curve_point(chosen, &e.without_cache),
+                );
+                without = Some(e.without_cache);
+            }
             let (with, cached_curve) = finish_runs(runs.cached, chosen);
             let Some(without_cache) = without else {
                 continue;
@@ -1357,9 +1434,16 @@ impl Job for Predict {
 
     fn begin_pass(&mut self, _pass: usize) {
         self.window.reset();
+        if let Some(early) = self.early.as_mut() {
+            // Its one pass, beside this job's first.
+            early.begin_pass(0);
+        }
     }
 
     fn observe(&mut self, e: &IoEvent) {
+        if let Some(early) = self.early.as_mut() {
+            early.observe(e);
+        }
         if !self.window.admits(e) {
             return;
         }
@@ -1408,6 +1492,10 @@ impl Job for Predict {
             return Ok(());
         }
         self.measured = true;
+        if let Some(early) = self.early.take() {
+            // A job of one pass (nothing to measure): its `end_pass` has nothing to do.
+            self.early_result = Some(early.finish()?);
+        }
         if let Some(f) = &self.footprint {
             self.footprint_lines = Some(f.lines().0);
         }
@@ -1428,6 +1516,16 @@ impl Job for Predict {
     }
 }
 
+/// A run's point on the curve.
+fn curve_point(load: Load, r: &RunResult) -> CurvePoint {
+    CurvePoint {
+        load,
+        iops: r.iops,
+        mean_latency_nanos: r.latency.mean_nanos,
+        p99_latency_nanos: r.latency.p99_nanos,
+    }
+}
+
 /// Finishes one layout's replays: the run at the chosen load and every load's point.
 fn finish_runs(
     runs: Vec<(Load, TraceReplay<'_>)>,
@@ -1437,12 +1535,7 @@ fn finish_runs(
     let mut points = Vec::new();
     for (load, replay) in runs {
         let r = replay.finish();
-        points.push(CurvePoint {
-            load,
-            iops: r.iops,
-            mean_latency_nanos: r.latency.mean_nanos,
-            p99_latency_nanos: r.latency.p99_nanos,
-        });
+        points.push(curve_point(load, &r));
         if load == chosen {
             picked = Some(r);
         }
@@ -1990,6 +2083,102 @@ mod tests {
         );
         assert_eq!(r.replayed_requests, inside.len() as u64);
         assert!(r.assumptions.iter().any(|a| a.contains("time window")));
+    }
+
+    /// Runs `request`'s job over `ev` as a host does, taking the answer without the cache
+    /// after each pass; with `early` false, the job as it was before it had one (the second
+    /// pass replays without the tier too).
+    fn run_staged(
+        request: &PredictRequest,
+        ev: &[IoEvent],
+        early: bool,
+    ) -> (Vec<(usize, PredictResult)>, PredictResult) {
+        let mut job = Predict::new(request.clone()).expect("valid");
+        if !early {
+            job.early = None;
+        }
+        let mut taken = Vec::new();
+        for pass in 0..job.passes() {
+            job.begin_pass(pass);
+            ev.iter().for_each(|e| job.observe(e));
+            job.end_pass(&TraceHeader::default(), &Diagnostics::default())
+                .expect("pass");
+            if let Some(r) = job.take_without_cache() {
+                taken.push((pass, r));
+            }
+        }
+        assert_eq!(job.take_without_cache(), None, "taken once");
+        (taken, job.finish().expect("result"))
+    }
+
+    #[test]
+    fn a_two_pass_job_answers_without_the_cache_after_its_first_pass() {
+        // 12,000 requests of 64 KiB: an estimate with an LRU tier (the lines of its slices
+        // gathered first), a cache sized as a share of the footprint, and dm-cache's model (its
+        // origin measured first); with and without the curve, over two layouts.
+        let mut ev = events(12_000);
+        for e in &mut ev {
+            e.len_bytes = 64 << 10;
+            e.offset_bytes &= !((64 << 10) - 1);
+        }
+        let sample = Some(SampleParams {
+            slice_requests: 300,
+            every_requests: 1_000,
+        });
+        let layouts = vec![params("raid5", 6, "sas-10k"), params("raid10", 4, "nvme")];
+        let small_lines = CacheParams {
+            line_bytes: 4096,
+            ..lru(64 << 20, "wt")
+        };
+        let share = lru(0, "wt").with_size(CacheSize::FootprintPercent(20.0));
+        let dm_cache = CacheParams {
+            preset: Some("dm-cache".into()),
+            mode: "wb".into(),
+            ..lru(32 << 20, "wb")
+        };
+        let mut checked = 0;
+        for cache in [small_lines, share, dm_cache] {
+            for curve in [false, true] {
+                for sample in [sample, None] {
+                    let request = PredictRequest {
+                        sample,
+                        curve,
+                        ..PredictRequest::new(layouts.clone(), Some(cache.clone()), 8)
+                    };
+                    let Some(bare) = request.without_cache_first() else {
+                        // One pass: nothing to answer early (a sampled-tier estimate only).
+                        assert!(sample.is_none() && cache.footprint_percent.is_none());
+                        assert_eq!(Predict::new(request).expect("valid").passes(), 1);
+                        continue;
+                    };
+                    assert_eq!(Predict::new(request.clone()).expect("valid").passes(), 2);
+                    assert_eq!(
+                        bare,
+                        PredictRequest {
+                            cache: None,
+                            curve: false,
+                            ..request.clone()
+                        }
+                    );
+                    let (taken, result) = run_staged(&request, &ev, true);
+                    // After the first pass, exactly what the request without the tier answers.
+                    assert_eq!(taken.len(), 1);
+                    assert_eq!(taken[0].0, 0);
+                    assert_eq!(taken[0].1, predict(bare, &ev));
+                    // And the final answer is the one the job gave when it replayed without
+                    // the tier in its second pass.
+                    let (none, before) = run_staged(&request, &ev, false);
+                    assert!(none.is_empty());
+                    assert_eq!(result, before, "cache {cache:?}, curve {curve}");
+                    assert_eq!(result.configs.len(), 2);
+                    if curve {
+                        assert_eq!(result.configs[0].curve.len(), request.loads().len());
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 10);
     }
 
     #[test]

@@ -29,7 +29,9 @@ pub trait Staging: Sized {
     ///   evenly spaced slices (`PredictRequest::estimate`): first without the cache tier, then
     ///   with it (its simulator reads every request, the replays only the slices; an LRU tier
     ///   simulates the slices' lines and a spatial sample of the others), and the curve, when
-    ///   it is on;
+    ///   it is on; when the job with the tier reads the trace twice, it is sent at once and
+    ///   answers without the tier after its first pass
+    ///   (`PredictRequest::without_cache_first`), which is then shown while it goes on;
     /// - the numbers at the chosen depth, exact;
     /// - the curve, which replays every layout ten times over.
     ///
@@ -51,15 +53,19 @@ impl Staging for PredictRequest {
         let exact = self.clone().with_curve(false);
         let mut stages = Vec::new();
         if let Some(estimate) = exact.estimate(events) {
-            if estimate.cache.is_some() {
-                stages.push(PredictRequest {
-                    cache: None,
-                    ..estimate.clone()
-                });
-            }
             // With the curve on, the estimate with the cache tier comes with its curve: each
             // stage reads the trace and runs the cache simulator over it again.
-            stages.push(estimate.with_curve(self.curve));
+            let with = estimate.clone().with_curve(self.curve);
+            // A job that reads the trace twice (an LRU tier's slice lines, a footprint,
+            // dm-cache's origin) answers without the tier after its first pass
+            // (`PredictedSoFar`, shown while it goes on), so that request is not sent alone.
+            if estimate.cache.is_some() && with.without_cache_first().is_none() {
+                stages.push(PredictRequest {
+                    cache: None,
+                    ..estimate
+                });
+            }
+            stages.push(with);
         }
         stages.push(exact);
         if self.curve {
@@ -167,30 +173,59 @@ mod tests {
             ..estimate.clone()
         };
         let estimate_curve = estimate.clone().with_curve(true);
-        // Each stage once the one before it is shown: the estimate without the cache tier,
-        // with it and its curve, the exact numbers, the exact curve.
+        // The default tier (LRU, write-through) reads the slices' lines first: its job answers
+        // without the tier after that pass, so the estimate without it is not sent alone.
+        assert_eq!(estimate_curve.without_cache_first(), Some(bare.clone()));
+        // Each stage once the one before it is shown: the estimate with the cache tier and its
+        // curve (its answer without the tier shown first, then its own), the exact numbers,
+        // the exact curve.
         let mut shown = None;
         let mut sent = Vec::new();
-        for _ in 0..5 {
+        for answer in [Some(bare.clone()), None, None, None, None] {
             let next = want.clone().staged(shown.as_ref(), n);
             sent.push(next.clone());
+            if let Some(early) = answer {
+                // The early answer shown: the same request again, so it is not resent.
+                assert_eq!(want.clone().staged(Some(&early), n), next);
+            }
             shown = Some(next);
         }
         assert_eq!(
             sent,
             [
-                bare.clone(),
                 estimate_curve,
                 exact.clone(),
+                want.clone(),
                 want.clone(),
                 want.clone()
             ]
         );
-        // Without the curve: the two estimates, then the exact numbers, which stay.
-        assert_eq!(exact.clone().staged(None, n), bare);
+        // Without the curve: the estimate (and its early answer), then the exact numbers,
+        // which stay.
+        assert_eq!(exact.clone().staged(None, n), estimate);
         assert_eq!(exact.clone().staged(Some(&bare), n), estimate);
         assert_eq!(exact.clone().staged(Some(&estimate), n), exact);
         assert_eq!(exact.clone().staged(Some(&exact), n), exact);
+        // A tier whose job reads the trace once (bcache's model at a size in bytes): the
+        // estimate without the tier is its own first stage.
+        let bcache = PredictRequest::new(
+            vec![ArrayParams::default()],
+            Some(CacheParams {
+                preset: Some("bcache".into()),
+                size_bytes: 1 << 30,
+                ..CacheParams::default()
+            }),
+            16,
+        );
+        let one_pass = bcache.estimate(n).expect("an estimate");
+        assert_eq!(one_pass.without_cache_first(), None);
+        let one_pass_bare = PredictRequest {
+            cache: None,
+            ..one_pass.clone()
+        };
+        assert_eq!(bcache.clone().staged(None, n), one_pass_bare);
+        assert_eq!(bcache.clone().staged(Some(&one_pass_bare), n), one_pass);
+        assert_eq!(bcache.clone().staged(Some(&one_pass), n), bcache);
         // An open-loop replay keeps the trace's timing: no estimate.
         let open = PredictRequest {
             speed: Some(1.0),

@@ -126,6 +126,12 @@ pub enum Response {
         job: JobId,
         result: Box<PredictResult>,
     },
+    /// A `Predict` job's answer without the cache tier, ready before the rest of it (the
+    /// answer of `PredictRequest::without_cache_first`); the job goes on.
+    PredictedSoFar {
+        job: JobId,
+        result: Box<PredictResult>,
+    },
     /// A `Predict` job failed (its message in plain words).
     PredictFailed {
         job: JobId,
@@ -186,6 +192,7 @@ impl Response {
             | Response::Cancelled { job }
             | Response::HotCounted { job, .. }
             | Response::Predicted { job, .. }
+            | Response::PredictedSoFar { job, .. }
             | Response::PredictFailed { job, .. }
             | Response::CacheSimulated { job, .. }
             | Response::CacheSimFailed { job, .. }
