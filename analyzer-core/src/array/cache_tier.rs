@@ -134,12 +134,17 @@ impl SimulatorTier {
         config.validate()?;
         let threshold = threshold.clamp(1, SAMPLE_HASH_SPACE);
         let light = Rc::new(light);
+        // Once full it holds the light lines it has and `capacity × rate` sampled ones.
+        let held = (config.capacity_lines as f64 * threshold as f64 / SAMPLE_HASH_SPACE as f64)
+            .ceil() as u64
+            + light.len() as u64;
         let policy = WeightedLru::new(
             config.capacity_lines,
             light.clone(),
             threshold,
             SAMPLE_HASH_SPACE,
-        );
+        )
+        .with_expected_lines(held);
         Ok(SimulatorTier {
             sim: Simulator::with_policy(config, Box::new(policy))?,
             mode: config.mode,

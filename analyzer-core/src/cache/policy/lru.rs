@@ -126,6 +126,16 @@ impl WeightedLru {
         }
     }
 
+    /// Sizes the table for about `lines` lines up front (it still grows past them): a sampled
+    /// tier knows how many it will hold once full, and growing to it would rehash every line
+    /// several times over.
+    pub fn with_expected_lines(self, lines: u64) -> WeightedLru {
+        WeightedLru {
+            table: Table::new(1, 0, lines),
+            ..self
+        }
+    }
+
     fn weight(&self, aux: u32) -> u64 {
         if aux == LIGHT {
             self.light_weight
