@@ -1588,7 +1588,7 @@ impl ReplayTier {
 /// Sampled line accesses an estimate's LRU tier aims at (besides those of the slices' own
 /// lines): the sampling error of a hit decision shrinks with the sample, its time grows with
 /// it (it is a small share of a pass over the trace, whose every line is still hashed).
-const TIER_SAMPLE_LINE_ACCESSES: u64 = 1 << 19;
+const TIER_SAMPLE_LINE_ACCESSES: u64 = 1 << 18;
 /// Fewest lines of the sampled cache (capacity × rate): a hit is decided by comparing an
 /// estimated stack distance with the capacity, and the estimate moves in steps of `1 / rate`
 /// lines.
