@@ -11,26 +11,16 @@
 // later pass) to the curve being drawn. On a trace of more than 262,144 events these are first
 // estimates (docs/web.md); the time to the exact numbers (the estimate notice gone) and, with
 // the curve, to the exact curve follow.
-import { spawn } from 'node:child_process';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launch } from './browser.mjs';
+import { launch, serve } from './browser.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
 const file = process.argv[2] ?? join(root, 'tests/data/sample/pgbench.tracefs.txt.zst');
 const bin = process.env.BLOCKSIGHT_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'release', 'blocksight');
 
-const server = spawn(bin, ['serve', '--port', '0', file], { stdio: ['ignore', 'pipe', 'inherit'] });
-const baseUrl = await new Promise((ok, fail) => {
-  let out = '';
-  server.stdout.on('data', (d) => {
-    out += d;
-    const line = out.split('\n').find((l) => l.startsWith('http://'));
-    if (line) ok(line.trim());
-  });
-  server.on('exit', (c) => fail(new Error(`blocksight serve exited with ${c}`)));
-});
+const { url: baseUrl, server } = await serve(bin, file);
 const browser = await launch();
 const four = 'raid5.6.sas-10k.65536.0,raid10.8.nvme.131072.1,raid6.12.sata-7k2.262144.0,raid0.4.sata-ssd.65536.0';
 const cases = [

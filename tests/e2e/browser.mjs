@@ -1,6 +1,7 @@
 // Shared helpers for the end-to-end tests: launch Debian's Chromium through playwright-core
 // with a fresh profile and no background network, and clean up after it.
 import { chromium } from 'playwright-core';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,4 +39,19 @@ export function watch(page) {
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
   return problems;
+}
+
+/// Starts `blocksight serve` of `file` on a free loopback port (`bin`: the blocksight binary);
+/// resolves to `{ url, server }` once it prints its address (`server.kill()` stops it).
+export function serve(bin, file, options = {}) {
+  const server = spawn(bin, ['serve', '--port', '0', file], { stdio: ['ignore', 'pipe', 'inherit'], ...options });
+  return new Promise((ok, fail) => {
+    let out = '';
+    server.stdout.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('http://'));
+      if (line) ok({ url: line.trim(), server });
+    });
+    server.on('exit', (c) => fail(new Error(`blocksight serve exited with ${c}`)));
+  });
 }

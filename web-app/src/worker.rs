@@ -24,11 +24,10 @@ use analyzer_core::job::simulate::{Simulate, Stage};
 use analyzer_core::job::Job;
 use analyzer_core::TraceFormat;
 use gloo_worker::{HandlerId, Worker, WorkerScope};
-use wasm_bindgen::JsCast;
 
 use crate::error::{LoadError, LoadErrorKind};
 use cache_sim::CacheSimRequest;
-use pace::Pacer;
+use pace::{sleep_ms, Foreground, Pacer};
 use protocol::{JobId, Request, Response, Source};
 use reader::ChunkReader;
 use session::Session;
@@ -154,6 +153,8 @@ impl Worker for EngineWorker {
                             refine_curves(&scope, id, job, source.clone(), stage, &current_curves)
                                 .await
                         } else {
+                            // The answers the view waits for: a refinement waits for them.
+                            let _foreground = Foreground::enter();
                             simulate_cache(job, source.clone(), stage, &current).await
                         };
                         let Some(out) = out else {
@@ -179,6 +180,7 @@ impl Worker for EngineWorker {
                 let scope = scope.clone();
                 let current = self.current_cache.clone();
                 wasm_bindgen_futures::spawn_local(async move {
+                    let _foreground = Foreground::enter();
                     if let Some(out) = run_model(&scope, id, job, source, request, &current).await {
                         scope.respond(id, out);
                     }
@@ -219,6 +221,7 @@ async fn predict(
     run_to_answer(
         source,
         Predict::new(request).map(|p| p.with_tier_limit(predict::MAX_TIER_LINES)),
+        Pacer::new(),
         &|| current.get() != job,
         &|j| {
             if let Some(result) = j.take_without_cache() {
@@ -254,6 +257,7 @@ async fn simulate_cache(
     run_to_answer(
         source,
         Simulate::with_exact_limit(request, Some(cache_sim::MAX_EXACT_LINES)),
+        Pacer::new(),
         &|| current.get() != job,
         &|_| Ok(()),
         &|_| {},
@@ -284,6 +288,7 @@ async fn run_model(
     run_to_answer(
         source,
         cache_sim::Model::with_memory_limit(request, Some(cache_sim::MAX_MODEL_UNITS)),
+        Pacer::new(),
         &|| current.get() != job,
         &|m| m.check_memory().map_err(|e| e.to_string()),
         &progress,
@@ -314,6 +319,8 @@ async fn refine_curves(
     run_to_answer(
         source,
         Simulate::with_exact_limit(request, Some(cache_sim::MAX_EXACT_LINES)),
+        // It waits while the Cache view's own stages run (a new size's answer first).
+        Pacer::background(),
         &|| current.get() != job,
         &|_| Ok(()),
         &progress,
@@ -335,7 +342,16 @@ async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events
         total_events: Some(total_events),
     });
     // An export is never replaced: it runs to the end or fails.
-    let read = run_job(source, None, &mut copy, &|| false, &|_| Ok(()), &|_| {}).await;
+    let read = run_job(
+        source,
+        None,
+        &mut copy,
+        Pacer::new(),
+        &|| false,
+        &|_| Ok(()),
+        &|_| {},
+    )
+    .await;
     if let Err(e) = read {
         return failed(e.unwrap_or_default());
     }
@@ -360,9 +376,12 @@ async fn export_copy(job: JobId, source: Source, embed_events: u64, total_events
 /// Runs `job` over the trace (`run_job`) and answers: `ok` of its result, or `failed` with the
 /// reason in plain words (building the job, reading, decoding, a bound, or the job's own
 /// error); `None` when a newer job of its kind replaced it.
+// The job, how it is paced, when it stops, what it posts: each caller differs in all of them.
+#[allow(clippy::too_many_arguments)]
 async fn run_to_answer<J: Job>(
     source: Source,
     job: Result<J, analyzer_core::job::JobError>,
+    pacer: Pacer,
     replaced: &dyn Fn() -> bool,
     between_slices: &dyn Fn(&mut J) -> Result<(), String>,
     progress: &dyn Fn(f64),
@@ -373,7 +392,17 @@ async fn run_to_answer<J: Job>(
         Ok(j) => j,
         Err(e) => return failed(e.to_string()),
     };
-    match run_job(source, None, &mut run, replaced, between_slices, progress).await {
+    match run_job(
+        source,
+        None,
+        &mut run,
+        pacer,
+        replaced,
+        between_slices,
+        progress,
+    )
+    .await
+    {
         Ok(()) => match run.finish() {
             Ok(result) => Some(ok(result)),
             Err(e) => failed(e.to_string()),
@@ -411,12 +440,12 @@ async fn run_job<J: Job>(
     source: Source,
     forced: Option<TraceFormat>,
     job: &mut J,
+    mut pacer: Pacer,
     replaced: &dyn Fn() -> bool,
     between_slices: &dyn Fn(&mut J) -> Result<(), String>,
     progress: &dyn Fn(f64),
 ) -> Result<(), Option<String>> {
     let mut pass = 0;
-    let mut pacer = Pacer::new();
     while pass < job.passes() {
         job.begin_pass(pass);
         let mut reader = match &source {
@@ -495,7 +524,17 @@ async fn count_hot(
         Err(e) => return Some(Err(e.to_string())),
     };
     let replaced = || current.get() != job;
-    match run_job(source, forced, &mut hot, &replaced, &|_| Ok(()), &|_| {}).await {
+    match run_job(
+        source,
+        forced,
+        &mut hot,
+        Pacer::new(),
+        &replaced,
+        &|_| Ok(()),
+        &|_| {},
+    )
+    .await
+    {
         Ok(()) => Some(hot.finish().map(Box::new).map_err(|e| e.to_string())),
         Err(None) => None,
         Err(Some(e)) => Some(Err(e)),
@@ -504,15 +543,6 @@ async fn count_hot(
 
 /// How often a `part: Rest` load that has read its file looks for its hot data.
 const JOIN_POLL_MS: i32 = 4;
-
-/// Resolves after `ms` milliseconds (the worker's `setTimeout`).
-async fn sleep_ms(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
-        let _ = global.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-}
 
 /// A `Load` request.
 struct LoadTask {

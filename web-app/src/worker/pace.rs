@@ -7,6 +7,12 @@
 //! [`PIECE_MS`] each, and every [`YIELD_EVERY_MS`] the job yields a task (a message to itself on
 //! a `MessageChannel`, which, unlike `setTimeout`, is never clamped to 4 ms), then looks whether
 //! it was replaced.
+//!
+//! A background job (the Cache view's curves, refined after its answers) waits before each
+//! piece while a foreground job runs ([`Foreground`]: the answer the user is waiting for, such
+//! as a new size's), so the two do not share the worker half and half.
+
+use std::cell::Cell;
 
 use js_sys::Promise;
 use wasm_bindgen::{JsCast, JsValue};
@@ -23,6 +29,34 @@ pub const FIRST_PIECE_BYTES: usize = 256 << 10;
 /// per-piece overhead stays negligible.
 pub const MIN_PIECE_BYTES: usize = 4 << 10;
 pub const MAX_PIECE_BYTES: usize = 4 << 20;
+
+/// How long a background job sleeps before it looks again whether the foreground is free.
+pub const PAUSE_MS: i32 = 10;
+
+thread_local! {
+    static FOREGROUND: Cell<u32> = const { Cell::new(0) };
+}
+
+/// While one lives, background jobs' pacers wait ([`Pacer::background`]).
+pub struct Foreground(());
+
+impl Foreground {
+    pub fn enter() -> Foreground {
+        FOREGROUND.with(|f| f.set(f.get() + 1));
+        Foreground(())
+    }
+
+    /// Whether a foreground job runs.
+    pub fn running() -> bool {
+        FOREGROUND.with(|f| f.get() > 0)
+    }
+}
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        FOREGROUND.with(|f| f.set(f.get().saturating_sub(1)));
+    }
+}
 
 /// The next piece's size after `bytes` took `elapsed_ms`: the size that takes [`PIECE_MS`] at
 /// that speed, at most twice or half the last one (a single slow or fast piece, such as one
@@ -42,6 +76,7 @@ pub struct Pacer {
     piece: usize,
     last_yield_ms: f64,
     channel: Option<MessageChannel>,
+    background: bool,
 }
 
 impl Default for Pacer {
@@ -56,6 +91,15 @@ impl Pacer {
             piece: FIRST_PIECE_BYTES,
             last_yield_ms: js_sys::Date::now(),
             channel: None,
+            background: false,
+        }
+    }
+
+    /// A pacer that also waits before each piece while a [`Foreground`] job runs.
+    pub fn background() -> Pacer {
+        Pacer {
+            background: true,
+            ..Pacer::new()
         }
     }
 
@@ -70,6 +114,13 @@ impl Pacer {
     ) -> Result<bool, E> {
         let mut rest = chunk;
         while !rest.is_empty() {
+            while self.background && Foreground::running() {
+                sleep_ms(PAUSE_MS).await;
+                self.last_yield_ms = js_sys::Date::now();
+                if replaced() {
+                    return Ok(false);
+                }
+            }
             let (piece, after) = rest.split_at(self.piece.min(rest.len()));
             rest = after;
             let start = js_sys::Date::now();
@@ -108,6 +159,15 @@ impl Pacer {
         port1.set_onmessage(None);
         self.last_yield_ms = js_sys::Date::now();
     }
+}
+
+/// Resolves after `ms` milliseconds (the global `setTimeout`: a worker's or a page's).
+pub async fn sleep_ms(ms: i32) {
+    let promise = Promise::new(&mut |resolve, _| {
+        let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+        let _ = global.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+    });
+    let _ = JsFuture::from(promise).await;
 }
 
 #[cfg(test)]
@@ -185,6 +245,51 @@ mod tests {
         );
         channel.port1().set_onmessage(None);
         drop(on_message);
+    }
+
+    #[wasm_bindgen_test]
+    async fn a_background_job_waits_while_a_foreground_one_runs() {
+        // A foreground job holds the worker for 60 ms; the background job's pieces all come
+        // after it (none while it runs), and every byte still arrives in order.
+        let guard = Rc::new(Cell::new(Some(Foreground::enter())));
+        let g = guard.clone();
+        let release = Closure::<dyn FnMut()>::new(move || drop(g.take()));
+        let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+        global
+            .set_timeout_with_callback_and_timeout_and_arguments_0(
+                release.as_ref().unchecked_ref(),
+                60,
+            )
+            .expect("a timer");
+        let start = js_sys::Date::now();
+        let chunk: Vec<u8> = (0..(256u32 << 10)).map(|i| (i % 253) as u8).collect();
+        let mut got = Vec::new();
+        let mut during = 0;
+        let done = Pacer::background()
+            .feed(&chunk, &|| false, &mut |piece: &[u8]| {
+                during += usize::from(Foreground::running());
+                got.extend_from_slice(piece);
+                Ok::<(), ()>(())
+            })
+            .await;
+        assert_eq!(done, Ok(true));
+        assert_eq!(during, 0, "pieces fed while the foreground ran");
+        assert!(
+            js_sys::Date::now() - start >= 55.0,
+            "waited for the foreground"
+        );
+        assert_eq!(got, chunk);
+        // A foreground pacer does not wait.
+        let _fg = Foreground::enter();
+        let mut fed = 0;
+        let done = Pacer::new()
+            .feed(&chunk, &|| false, &mut |piece: &[u8]| {
+                fed += piece.len();
+                Ok::<(), ()>(())
+            })
+            .await;
+        assert_eq!((done, fed), (Ok(true), chunk.len()));
+        drop(release);
     }
 
     #[wasm_bindgen_test]
