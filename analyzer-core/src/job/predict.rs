@@ -826,9 +826,11 @@ pub struct Predict {
     /// without the curve), run in the first pass, whose answer is ready when it ends
     /// ([`Predict::take_without_cache`]); the second pass then skips the replays it made.
     early: Option<Box<Predict>>,
-    /// Its answer, kept for the final result after it was taken.
-    early_result: Option<PredictResult>,
-    early_taken: bool,
+    /// Its answer, until the host takes it.
+    early_answer: Option<PredictResult>,
+    /// Its run at the chosen load for each layout, and the requests it replayed: this job's
+    /// numbers without the tier.
+    early_runs: Option<(Vec<RunResult>, u64)>,
 }
 
 /// The replays take the trace in batches of this many events, one replay after the other,
@@ -893,8 +895,8 @@ impl Predict {
             window,
             result: None,
             early,
-            early_result: None,
-            early_taken: false,
+            early_answer: None,
+            early_runs: None,
         };
         if job.plan.request.profile.is_some() {
             job.result = Some(job.synthetic()?);
@@ -1008,7 +1010,7 @@ impl Predict {
         }
         // The first pass's replays without the tier made the chosen load's numbers already.
         let skip = self
-            .early_result
+            .early_runs
             .is_some()
             .then(|| self.plan.request.chosen());
         self.layouts = self
@@ -1041,12 +1043,7 @@ impl Predict {
     /// request's own job gives; once only. `None` before, after it was taken, and for a job
     /// of one pass.
     pub fn take_without_cache(&mut self) -> Option<PredictResult> {
-        if self.early_taken {
-            return None;
-        }
-        let r = self.early_result.clone()?;
-        self.early_taken = true;
-        Some(r)
+        self.early_answer.take()
     }
 
     /// Stops with [`JobError::Memory`] once the cache tier holds more than `lines` lines (a
@@ -1173,8 +1170,8 @@ impl Predict {
     fn finish_replays(self) -> PredictResult {
         let chosen = self.plan.request.chosen();
         let curve = self.plan.request.curve;
-        let replayed = match &self.early_result {
-            Some(early) => early.replayed_requests,
+        let replayed = match &self.early_runs {
+            Some((_, replayed)) => *replayed,
             None => self
                 .layouts
                 .first()
@@ -1189,22 +1186,19 @@ impl Predict {
             plan,
             layouts,
             cache,
-            early_result,
+            early_runs,
             ..
         } = self;
-        let mut early = early_result.map(|r| r.configs.into_iter());
+        let mut early = early_runs.map(|(runs, _)| runs.into_iter());
         for ((params, (without_cfg, _)), runs) in
             plan.request.configs.iter().zip(&plan.arrays).zip(layouts)
         {
             let (mut without, mut plain_curve) = finish_runs(runs.plain, chosen);
-            if let Some(e) = early.as_mut().and_then(|e| e.next()) {
+            if let Some(run) = early.as_mut().and_then(|e| e.next()) {
                 // The chosen load's run came from the first pass.
                 let at = loads.iter().position(|&l| l == chosen).unwrap_or(0);
-                plain_curve.insert(
-                    at.min(plain_curve.len()),
-                    curve_point(chosen, &e.without_cache),
-                );
-                without = Some(e.without_cache);
+                plain_curve.insert(at.min(plain_curve.len()), curve_point(chosen, &run));
+                without = Some(run);
             }
             let (with, cached_curve) = finish_runs(runs.cached, chosen);
             let Some(without_cache) = without else {
@@ -1494,7 +1488,14 @@ impl Job for Predict {
         self.measured = true;
         if let Some(early) = self.early.take() {
             // A job of one pass (nothing to measure): its `end_pass` has nothing to do.
-            self.early_result = Some(early.finish()?);
+            let answer = early.finish()?;
+            let runs = answer
+                .configs
+                .iter()
+                .map(|c| c.without_cache.clone())
+                .collect();
+            self.early_runs = Some((runs, answer.replayed_requests));
+            self.early_answer = Some(answer);
         }
         if let Some(f) = &self.footprint {
             self.footprint_lines = Some(f.lines().0);
