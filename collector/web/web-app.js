@@ -933,12 +933,12 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MessageEvent")], shim_idx: 109, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_9d855a31f2581dfb___features__gen_MessageEvent__MessageEvent______true_);
+            const ret = makeClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_e634cc85c6ea9e7f___features__gen_MessageEvent__MessageEvent______true_);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Ref(NamedExternref("Event"))], shim_idx: 141, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_9d855a31f2581dfb___features__gen_Event__Event______true_);
+            const ret = makeClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_e634cc85c6ea9e7f___features__gen_Event__Event______true_);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
@@ -985,12 +985,12 @@ function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke_______true_
     wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke_______true_(arg0, arg1);
 }
 
-function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_9d855a31f2581dfb___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
-    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_9d855a31f2581dfb___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
+function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_e634cc85c6ea9e7f___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
+    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_e634cc85c6ea9e7f___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
 }
 
-function wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_9d855a31f2581dfb___features__gen_Event__Event______true_(arg0, arg1, arg2) {
-    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_9d855a31f2581dfb___features__gen_Event__Event______true_(arg0, arg1, arg2);
+function wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_e634cc85c6ea9e7f___features__gen_Event__Event______true_(arg0, arg1, arg2) {
+    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_e634cc85c6ea9e7f___features__gen_Event__Event______true_(arg0, arg1, arg2);
 }
 
 function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___wasm_bindgen_dbbfa9268b86855___JsValue__core_f9449fc31f7c2003___result__Result_____wasm_bindgen_dbbfa9268b86855___JsError___true_(arg0, arg1, arg2) {

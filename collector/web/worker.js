@@ -93,6 +93,18 @@ let wasm_bindgen = (function(exports) {
                 const ret = arg0.body;
                 return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
             },
+            __wbg_buffer_aca05a93c046db1a: function(arg0) {
+                const ret = arg0.buffer;
+                return ret;
+            },
+            __wbg_byteLength_c5f3c188d5252e5b: function(arg0) {
+                const ret = arg0.byteLength;
+                return ret;
+            },
+            __wbg_byteLength_fa48f24814f5ef46: function(arg0) {
+                const ret = arg0.byteLength;
+                return ret;
+            },
             __wbg_call_40b008ba32f73991: function() { return handleError(function (arg0, arg1) {
                 const ret = arg0.call(arg1);
                 return ret;
@@ -215,6 +227,10 @@ let wasm_bindgen = (function(exports) {
                 const ret = arg0.message;
                 return ret;
             },
+            __wbg_new_09c9405441bcfcb5: function() { return handleError(function (arg0) {
+                const ret = new ReadableStreamBYOBReader(arg0);
+                return ret;
+            }, arguments); },
             __wbg_new_13de428334042d26: function(arg0) {
                 const ret = new Uint8Array(arg0);
                 return ret;
@@ -245,12 +261,20 @@ let wasm_bindgen = (function(exports) {
                     state0.a = 0;
                 }
             },
+            __wbg_new_c8fd0b1feb557739: function(arg0) {
+                const ret = new ArrayBuffer(arg0 >>> 0);
+                return ret;
+            },
             __wbg_new_cd4348290afae586: function() {
                 const ret = new Object();
                 return ret;
             },
             __wbg_new_from_slice_b8daf545a41c6aa0: function(arg0, arg1) {
                 const ret = new Uint8Array(getArrayU8FromWasm0(arg0, arg1));
+                return ret;
+            },
+            __wbg_new_with_byte_offset_and_length_3cd32055a417f095: function(arg0, arg1, arg2) {
+                const ret = new Uint8Array(arg0, arg1 >>> 0, arg2 >>> 0);
                 return ret;
             },
             __wbg_new_with_u8_array_sequence_9cda61cd48ab1b97: function() { return handleError(function (arg0) {
@@ -300,6 +324,10 @@ let wasm_bindgen = (function(exports) {
             },
             __wbg_queueMicrotask_4a1a4d8dd332373b: function(arg0) {
                 queueMicrotask(arg0);
+            },
+            __wbg_read_47f6c9507b91493f: function(arg0, arg1) {
+                const ret = arg0.read(arg1);
+                return ret;
             },
             __wbg_read_e3bea75dace70752: function(arg0) {
                 const ret = arg0.read();
@@ -360,6 +388,10 @@ let wasm_bindgen = (function(exports) {
                 const ret = arg0.status;
                 return ret;
             },
+            __wbg_stream_c91a2af6c0617ac2: function(arg0) {
+                const ret = arg0.stream();
+                return ret;
+            },
             __wbg_then_656f253a5dd7d8ea: function(arg0, arg1, arg2) {
                 const ret = arg0.then(arg1, arg2);
                 return ret;
@@ -379,7 +411,7 @@ let wasm_bindgen = (function(exports) {
             },
             __wbindgen_generic_0000000000000002: function(arg0, arg1) {
                 // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MessageEvent")], shim_idx: 14, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-                const ret = makeClosure(arg0, arg1, wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_29ee2657561335e6___features__gen_MessageEvent__MessageEvent______true_);
+                const ret = makeClosure(arg0, arg1, wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_ca327299dd658ae___features__gen_MessageEvent__MessageEvent______true_);
                 return ret;
             },
             __wbindgen_generic_0000000000000003: function(arg0) {
@@ -412,8 +444,8 @@ let wasm_bindgen = (function(exports) {
         };
     }
 
-    function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_29ee2657561335e6___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
-        wasm.wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_29ee2657561335e6___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
+    function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_ca327299dd658ae___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
+        wasm.wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___web_sys_ca327299dd658ae___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
     }
 
     function wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___wasm_bindgen_b555d23fc0bcf03e___JsValue__core_ee2a015990f71d14___result__Result_____wasm_bindgen_b555d23fc0bcf03e___JsError___true_(arg0, arg1, arg2) {

@@ -4,10 +4,14 @@
 //   ... --export              then also times "Export report" (and prints the file's size)
 //   WORKERS=1 node bench.mjs  the page believes the machine has one core: the load runs in one
 //                             worker instead of two (hot data in the second), for comparison
+//   MEM=1 node bench.mjs ...  also samples memory every 0.5 s from /proc (Linux): the peak RSS of
+//                             the renderer (the page and its workers) and the peak PSS of all of
+//                             Chromium's processes together (each shared page counted once, in
+//                             proportion), before the file is chosen and while it loads
 // Prints the drop -> first chart time (the live load-over-time chart drawn while reading, or the
 // first view's chart for a small trace) and the drop -> results time (the full analysis).
 import { spawn, execFileSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launch } from './browser.mjs';
@@ -41,6 +45,50 @@ async function generate(megabytes, path) {
   await new Promise((r) => out.end(r));
 }
 
+/// The processes descending from this one (Chromium's browser, renderer, GPU and utility
+/// processes), each with its PSS and RSS in KiB and whether it is a renderer.
+function chromiumMemory() {
+  const children = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(name));
+    } catch { /* gone */ }
+  }
+  const out = [];
+  const walk = (pid) => {
+    for (const c of children.get(pid) ?? []) {
+      try {
+        const rollup = readFileSync(`/proc/${c}/smaps_rollup`, 'utf8');
+        const field = (k) => Number((rollup.match(new RegExp(`^${k}:\\s+(\\d+)`, 'm')) ?? [0, 0])[1]);
+        const cmd = readFileSync(`/proc/${c}/cmdline`, 'utf8');
+        out.push({ pid: c, pss: field('Pss'), rss: field('Rss'), renderer: cmd.includes('--type=renderer') });
+      } catch { /* gone */ }
+      walk(c);
+    }
+  };
+  walk(process.pid);
+  return out;
+}
+
+/// Samples `chromiumMemory` every 0.5 s until `stop()`, which returns the peaks in MB.
+function sampleMemory() {
+  const peak = { renderer_rss_mb: 0, all_pss_mb: 0 };
+  const take = () => {
+    const procs = chromiumMemory();
+    const pss = procs.reduce((a, p) => a + p.pss, 0) / 1024;
+    const rss = Math.max(0, ...procs.filter((p) => p.renderer).map((p) => p.rss)) / 1024;
+    peak.all_pss_mb = Math.max(peak.all_pss_mb, Math.round(pss));
+    peak.renderer_rss_mb = Math.max(peak.renderer_rss_mb, Math.round(rss));
+  };
+  take();
+  const timer = setInterval(take, 500);
+  return () => { clearInterval(timer); take(); return peak; };
+}
+
 let file = arg;
 if (/^\d+$/.test(arg)) {
   mkdirSync(join(root, 'target/e2e-work'), { recursive: true });
@@ -56,8 +104,17 @@ if (process.env.WORKERS === '1') {
 }
 const page = await context.newPage();
 await page.goto(url);
+const measuring = process.env.MEM === '1';
+let idle = null;
+let stopSampling = null;
+if (measuring) {
+  await page.waitForTimeout(2000);
+  idle = sampleMemory()();
+  stopSampling = sampleMemory();
+}
 await page.locator('[data-testid=file-input]').setInputFiles(file);
 await page.waitForFunction(() => ['ready', 'failed'].includes(document.querySelector('main')?.dataset.phase), null, { timeout: 3_600_000, polling: 500 });
+if (measuring) console.log(JSON.stringify({ memory_before_file: idle, memory_peak_loading: stopSampling() }));
 await page.waitForFunction(() => window.__blocksightTimings?.['first-chart'], null, { timeout: 60_000 }).catch(() => {});
 const t = await page.evaluate(() => window.__blocksightTimings);
 const phase = await page.evaluate(() => document.querySelector('main').dataset.phase);
