@@ -251,6 +251,15 @@ impl LruMrc {
         }
     }
 
+    /// Loads what the sampled curve's next access to the line of hash `hash` will probe
+    /// ([`Shards::prefetch`]); nothing for an exact curve. Changes nothing.
+    #[inline]
+    pub fn prefetch_line(&self, hash: u64) {
+        if let LruMrc::Shards { shards, .. } = self {
+            shards.prefetch(hash);
+        }
+    }
+
     pub fn line_bytes(&self) -> u64 {
         match self {
             LruMrc::Exact(x) => x.line_bytes(),

@@ -167,13 +167,30 @@ impl Shards {
         }
     }
 
+    /// Loads the stack entry that the line of hash `hash` will probe, when the sample holds
+    /// that line, so that the access soon after finds it in the CPU cache (the caller does this
+    /// for a batch of upcoming lines, whose misses then overlap; see
+    /// [`StackDistance::prefetch`]). Changes nothing.
+    #[inline]
+    pub fn prefetch(&self, hash: u64) {
+        if hash <= self.threshold {
+            self.stack.prefetch(hash);
+        }
+    }
+
     fn access(&mut self, h: u64) {
         let weight = 1.0 / self.rate;
         self.sampled_accesses += 1;
         self.sampled_weight += weight;
         match self.stack.access(h) {
             Some(d) => {
-                let scaled = (d as f64 * weight).round().max(1.0) as u64;
+                // Unsampled (every line kept), the distance is its own scaled value; skipping
+                // the float round trip gives the same integer (d < 2^53).
+                let scaled = if weight == 1.0 {
+                    d
+                } else {
+                    (d as f64 * weight).round().max(1.0) as u64
+                };
                 self.hist.add(scaled, weight);
             }
             None => {
