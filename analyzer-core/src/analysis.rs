@@ -323,38 +323,35 @@ impl Analysis {
         // this one is observed. Reading a whole decoder batch's slots first (1,024 requests, a
         // few thousand lines in three tables) brought in more than the CPU's L2 holds, so the
         // first requests' slots were gone again by the time they were observed.
-        let mut seen = 0;
         for e in events.iter().take(PREFETCH_AHEAD) {
-            seen ^= self.prefetch(e);
+            self.prefetch(e);
         }
         for (i, e) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + PREFETCH_AHEAD) {
-                seen ^= self.prefetch(ahead);
+                self.prefetch(ahead);
             }
             self.observe(e);
         }
-        std::hint::black_box(seen);
     }
 
-    /// Reads the table slots that observing `e` will probe first (see [`Self::observe_batch`]).
+    /// Reads ahead the table slots that observing `e` will probe first (see
+    /// [`Self::observe_batch`] and [`crate::prefetch`]).
     #[inline]
-    fn prefetch(&self, e: &IoEvent) -> u64 {
-        let mut seen = 0;
+    fn prefetch(&self, e: &IoEvent) {
         if matches!(e.op, Op::Read | Op::Write) {
             let blocks = e.block_range(self.config.block_bytes.max(1));
             for block in blocks.start..blocks.end.min(blocks.start + PREFETCH_BLOCKS) {
                 let key = block_key(e.device, block);
                 let hash = mix64(key);
                 if self.part != AnalysisPart::Rest {
-                    seen ^= self.hot.prefetch(key, hash);
+                    self.hot.prefetch(key, hash);
                 }
                 if self.part != AnalysisPart::HotData {
-                    seen ^= self.length.prefetch(key, hash);
+                    self.length.prefetch(key, hash);
                     self.mrc.prefetch_line(hash);
                 }
             }
         }
-        seen
     }
 
     /// The load over time of the events seen so far (cheap: the fixed bins), for a live chart

@@ -27,6 +27,7 @@ pub mod job;
 pub mod merge;
 pub mod mrc;
 pub mod native;
+pub mod prefetch;
 pub mod report;
 pub mod stat;
 pub mod units;

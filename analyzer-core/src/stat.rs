@@ -256,15 +256,12 @@ impl Stat {
     /// footprint table's slots for all of them: their cache misses then overlap instead of
     /// stalling one request after another.
     pub fn observe_batch(&mut self, events: &[IoEvent]) {
-        let mut seen = 0;
         for e in events {
             if e.op != Op::Flush {
-                seen ^= self
-                    .footprint
+                self.footprint
                     .prefetch_blocks(e.device, e.block_range(FOOTPRINT_BLOCK_BYTES));
             }
         }
-        std::hint::black_box(seen);
         for e in events {
             self.observe(e);
         }

@@ -224,13 +224,11 @@ impl HotBlocks {
     /// Reads the table slot the block `key` (hash `hash`) will use, if any
     /// ([`BlockTable::prefetch`]).
     #[inline]
-    pub fn prefetch(&self, key: u64, hash: u64) -> u64 {
+    pub fn prefetch(&self, key: u64, hash: u64) {
         if hash <= self.threshold {
             self.sampled.prefetch(key)
         } else if self.pinned_filter.may_hold(hash) {
             self.pinned.prefetch(key)
-        } else {
-            0
         }
     }
 

@@ -199,11 +199,9 @@ impl TraceLength {
     /// Reads the table slot the block `key` (hash `hash`) will use when it is in the sample
     /// ([`BlockTable::prefetch`]).
     #[inline]
-    pub fn prefetch(&self, key: u64, hash: u64) -> u64 {
+    pub fn prefetch(&self, key: u64, hash: u64) {
         if hash <= self.threshold {
             self.seen.prefetch(key)
-        } else {
-            0
         }
     }
 

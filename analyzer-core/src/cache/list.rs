@@ -136,17 +136,17 @@ impl Table {
         }
     }
 
-    /// Loads `key`'s home slot without using it, so that a probe soon after finds it in the
-    /// CPU cache. Called for several upcoming keys back to back (the trace is known ahead),
-    /// their loads miss in parallel instead of one after another. A plain load, not a prefetch
-    /// instruction: the core has no `unsafe`.
+    /// Reads `key`'s home slot ahead ([`crate::prefetch::ahead`]), so that a probe soon after
+    /// finds it in the CPU cache. Called for several upcoming keys back to back (the trace is
+    /// known ahead), their misses overlap instead of coming one after another.
     #[inline]
     pub fn prefetch(&self, key: u64) {
-        std::hint::black_box(self.slots[self.home(key)].key);
+        crate::prefetch::ahead(&self.slots, self.home(key));
     }
 
-    /// Loads the list neighbours of `key`'s slot, if it has one (after [`Table::prefetch`]
-    /// brought the slot itself in): what moving it to a list head will write.
+    /// Reads ahead the list neighbours of `key`'s slot, if it has one (after
+    /// [`Table::prefetch`] brought the slot itself in): what moving it to a list head will
+    /// write.
     #[inline]
     pub fn prefetch_links(&self, key: u64) {
         let i = self.find(key);
@@ -154,7 +154,7 @@ impl Table {
             let s = self.slots[i as usize];
             for j in [s.prev, s.next] {
                 if j != NIL {
-                    std::hint::black_box(self.slots[j as usize].key);
+                    crate::prefetch::ahead(&self.slots, j as usize);
                 }
             }
         }

@@ -90,32 +90,29 @@ impl<V: Copy + Default> BlockTable<V> {
         }
     }
 
-    /// Reads `key`'s home slot and returns what it read. Nothing else: it exists so that a
-    /// caller that knows the keys it will look up next (the next requests of a trace) can start
-    /// their cache misses together, one after the other without waiting, instead of paying them
-    /// one at a time inside the probes. Keep the result alive (`std::hint::black_box`).
+    /// Reads `key`'s home slot ahead ([`crate::prefetch::ahead`]). Nothing else: it exists so
+    /// that a caller that knows the keys it will look up next (the next requests of a trace) can
+    /// start their cache misses together instead of paying them one at a time inside the probes.
     #[inline]
-    pub fn prefetch(&self, key: u64) -> u64 {
+    pub fn prefetch(&self, key: u64) {
         if self.slots.is_empty() {
-            return 0;
+            return;
         }
-        self.slots[Self::home(key, self.slots.len() - 1)].0
+        crate::prefetch::ahead(&self.slots, Self::home(key, self.slots.len() - 1));
     }
 
     /// [`Self::prefetch`] for the blocks `blocks` of `device` (keys from [`block_key`]): one
     /// read per group of [`GROUP_BLOCKS`], for at most the first four groups.
     #[inline]
-    pub fn prefetch_blocks(&self, device: u32, blocks: std::ops::Range<u64>) -> u64 {
-        let mut seen = 0;
+    pub fn prefetch_blocks(&self, device: u32, blocks: std::ops::Range<u64>) {
         let mut block = blocks.start;
         for _ in 0..4 {
             if block >= blocks.end {
                 break;
             }
-            seen ^= self.prefetch(block_key(device, block));
+            self.prefetch(block_key(device, block));
             block = (block | (GROUP_BLOCKS - 1)).saturating_add(1);
         }
-        seen
     }
 
     pub fn get(&self, key: u64) -> Option<&V> {

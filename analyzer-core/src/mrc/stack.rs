@@ -153,23 +153,23 @@ impl StackDistance {
         }
     }
 
-    /// Loads `key`'s home entry without using it, so that an access soon after finds it in the
-    /// CPU cache: called for upcoming keys (the trace is known ahead), the loads miss in
-    /// parallel. A plain load, not a prefetch instruction: the core has no `unsafe`.
+    /// Reads `key`'s home entry ahead ([`crate::prefetch::ahead`]), so that an access soon after
+    /// finds it in the CPU cache: called for upcoming keys (the trace is known ahead), their
+    /// misses overlap.
     #[inline]
     pub fn prefetch(&self, key: u64) {
-        std::hint::black_box(self.table[self.home(key)].pos);
+        crate::prefetch::ahead(&self.table, self.home(key));
     }
 
-    /// Loads what an access to `key` (already tracked) will touch besides its table entry: its
-    /// old mark's block. After [`StackDistance::prefetch`] brought the entry in; a key accessed
-    /// again in between only makes the load useless, never wrong.
+    /// Reads ahead what an access to `key` (already tracked) will touch besides its table entry:
+    /// its old mark's block. After [`StackDistance::prefetch`] brought the entry in; a key
+    /// accessed again in between only makes the read useless, never wrong.
     #[inline]
     pub fn prefetch_marks(&self, key: u64) {
         let (slot, found) = self.probe(key);
         if found {
             let pos = self.table[slot].pos as usize;
-            std::hint::black_box(self.blocks[pos / BLOCK].0[0]);
+            crate::prefetch::ahead(&self.blocks, pos / BLOCK);
         }
     }
 

@@ -257,9 +257,9 @@ impl Footprint {
     /// caller that starts the cache misses of several requests together
     /// ([`BlockTable::prefetch`]).
     #[inline]
-    pub fn prefetch_blocks(&self, device: u32, blocks: Range<u64>) -> u64 {
+    pub fn prefetch_blocks(&self, device: u32, blocks: Range<u64>) {
         if blocks.is_empty() {
-            return 0;
+            return;
         }
         let key = block_key(device, blocks.start);
         match self
@@ -267,7 +267,9 @@ impl Footprint {
             .as_ref()
             .and_then(|l| Some((l, l.leaf_of(key)?)))
         {
-            Some((leaves, leaf)) => leaves.words[leaf][(key & REGION_MASK) as usize / 64],
+            Some((leaves, leaf)) => {
+                crate::prefetch::ahead(&leaves.words[leaf], (key & REGION_MASK) as usize / 64)
+            }
             None => self.set.prefetch(key),
         }
     }
