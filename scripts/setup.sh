@@ -120,4 +120,7 @@ fi
 # shellcheck source=env.sh
 . "$here/env.sh"
 wasm_cargo fetch --quiet >/dev/null 2>&1 || wasm_cargo fetch
+# And every platform's (an offline wasm32 build still asks for the host-only crates in the lock
+# file, such as prefetch-index).
+cargo fetch --quiet >/dev/null 2>&1 || cargo fetch
 log "ready"
