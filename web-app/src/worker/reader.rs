@@ -53,6 +53,24 @@ fn js_error(e: JsValue) -> String {
         .unwrap_or_else(|| format!("{e:?}"))
 }
 
+/// Awaits a stream reader's `read()` promise: whether the stream is done, and the chunk it gave.
+async fn read_step(read: js_sys::Promise) -> Result<(bool, JsValue), String> {
+    let step = JsFuture::from(read).await.map_err(js_error)?;
+    let done = Reflect::get(&step, &"done".into())
+        .map_err(js_error)?
+        .as_bool()
+        .unwrap_or(true);
+    let value = Reflect::get(&step, &"value".into()).map_err(js_error)?;
+    Ok((done, value))
+}
+
+/// Copies `bytes` into `buf` (resized to fit) and returns it.
+fn copy_into<'a>(buf: &'a mut Vec<u8>, bytes: &Uint8Array) -> &'a [u8] {
+    buf.resize(bytes.length() as usize, 0);
+    bytes.copy_to(buf);
+    buf.as_slice()
+}
+
 impl ChunkReader {
     pub fn from_blob(blob: Blob) -> ChunkReader {
         let total = Some(blob.size() as u64);
@@ -137,16 +155,10 @@ impl ChunkReader {
                     }
                     let view =
                         Uint8Array::new_with_byte_offset_and_length(&whole, filled, room - filled);
-                    let step = JsFuture::from(reader.read_with_array_buffer_view(&view))
-                        .await
-                        .map_err(js_error)?;
-                    let done = Reflect::get(&step, &"done".into())
-                        .map_err(js_error)?
-                        .as_bool()
-                        .unwrap_or(true);
                     // The stream gives the buffer back (transferred) as the view it filled; at
                     // the end it may keep it, and the loop stops.
-                    let value = Reflect::get(&step, &"value".into()).map_err(js_error)?;
+                    let (done, value) =
+                        read_step(reader.read_with_array_buffer_view(&view)).await?;
                     if let Some(filled_view) = value.dyn_ref::<Uint8Array>() {
                         filled += filled_view.byte_length();
                         *array = Some(filled_view.buffer());
@@ -162,9 +174,7 @@ impl ChunkReader {
                     return Err("the stream kept its buffer".to_string());
                 };
                 let bytes = Uint8Array::new_with_byte_offset_and_length(whole, 0, filled);
-                buf.resize(filled as usize, 0);
-                bytes.copy_to(buf);
-                Ok(Some(buf.as_slice()))
+                Ok(Some(copy_into(buf, &bytes)))
             }
             ChunkReader::Blob { blob, pos, buf } => {
                 let size = blob.size();
@@ -176,26 +186,15 @@ impl ChunkReader {
                 let array = JsFuture::from(piece.array_buffer())
                     .await
                     .map_err(js_error)?;
-                let bytes = Uint8Array::new(&array);
-                buf.resize(bytes.length() as usize, 0);
-                bytes.copy_to(buf);
                 *pos = end;
-                Ok(Some(buf.as_slice()))
+                Ok(Some(copy_into(buf, &Uint8Array::new(&array))))
             }
             ChunkReader::Stream { reader, buf, .. } => {
-                let step = JsFuture::from(reader.read()).await.map_err(js_error)?;
-                let done = Reflect::get(&step, &"done".into())
-                    .map_err(js_error)?
-                    .as_bool()
-                    .unwrap_or(true);
+                let (done, value) = read_step(reader.read()).await?;
                 if done {
                     return Ok(None);
                 }
-                let value = Reflect::get(&step, &"value".into()).map_err(js_error)?;
-                let bytes: Uint8Array = value.unchecked_into();
-                buf.resize(bytes.length() as usize, 0);
-                bytes.copy_to(buf);
-                Ok(Some(buf.as_slice()))
+                Ok(Some(copy_into(buf, value.unchecked_ref())))
             }
         }
     }
@@ -254,6 +253,26 @@ mod tests {
         let (sizes, all) = read_all(&mut reader).await;
         assert_eq!(sizes, vec![CHUNK_BYTES, 7]);
         assert!(all == bytes);
+    }
+
+    #[wasm_bindgen_test]
+    async fn the_default_stream_fallback_reads_the_same_bytes() {
+        let bytes = pattern(CHUNK_BYTES / 2 + 3);
+        let url = web_sys::Url::create_object_url_with_blob(&blob_of(&bytes)).expect("a URL");
+        let global: WorkerGlobalScope = js_sys::global().unchecked_into();
+        let response: Response = JsFuture::from(global.fetch_with_str(&url))
+            .await
+            .expect("fetched")
+            .unchecked_into();
+        let body = response.body().expect("a body");
+        let mut reader = ChunkReader::Stream {
+            reader: body.get_reader().unchecked_into(),
+            total: None,
+            buf: Vec::new(),
+        };
+        let (_, all) = read_all(&mut reader).await;
+        web_sys::Url::revoke_object_url(&url).expect("revoked");
+        assert!(all == bytes, "the bytes read differ from the body's");
     }
 
     #[wasm_bindgen_test]
