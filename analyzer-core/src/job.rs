@@ -224,6 +224,11 @@ impl WindowFilter {
         self.origin = None;
     }
 
+    /// Whether there is no window (every event is admitted).
+    pub fn is_whole(&self) -> bool {
+        self.window.is_none()
+    }
+
     /// Whether `e` is inside the window (always, without one).
     pub fn admits(&mut self, e: &IoEvent) -> bool {
         let Some((start, end)) = self.window else {

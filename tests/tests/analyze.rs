@@ -192,6 +192,38 @@ fn threads_do_not_change_the_report() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--threads: at least 1"));
 }
 
+/// `stat --threads`: the summary counted on a second thread while the first decodes is the
+/// one-thread summary byte for byte, skipped records, a cut file and a bad checksum included;
+/// 0 is refused.
+#[test]
+fn threads_do_not_change_the_stat_summary() {
+    for file in [
+        "tencent/cbs_sample.csv",
+        "sample/pgbench.bst",
+        "msr/hm_0_sample.csv",
+        "alibaba/io_traces_sample.csv",
+        "native/0003_cut.bst",
+        "native/0004_bad_crc.bst",
+    ] {
+        let f = data_dir().join(file);
+        let f = f.to_str().expect("utf-8 path");
+        let summary = |threads: &str| {
+            let out = run_blocksight(["stat", f, "--json", "-q", "--threads", threads]);
+            (out.status.success(), out.stdout)
+        };
+        let one = summary("1");
+        assert_eq!(one, summary("2"), "{file}: two threads");
+        assert_eq!(one, summary("3"), "{file}: three threads");
+        if one.0 {
+            let s: Value = serde_json::from_slice(&one.1).expect("JSON");
+            assert!(s["events"].as_u64().is_some_and(|n| n > 0), "{file}");
+        }
+    }
+    let out = run_blocksight(["stat", "-q", "--threads", "0", "x.bst"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--threads: at least 1"));
+}
+
 /// A one-device trace's row is the analysis's own recommendation: the same sample size over
 /// the same hash (docs/analysis.md, "Per device").
 #[test]

@@ -111,12 +111,12 @@ pub struct LoadResult {
     pub analysis: Option<AnalysisReport>,
 }
 
-/// What a [`LoadHot`] computes: `stat`'s summary and hot data's share of the analysis, for
-/// [`Load::join_hot`]. Small: no per-block data.
+/// What a [`LoadHot`] computes: `stat`'s summary and hot data's share of the analysis (`None`
+/// for a request without the analysis), for [`Load::join_hot`]. Small: no per-block data.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoadHotResult {
     pub stat: StatSummary,
-    pub hot: HotPart,
+    pub hot: Option<HotPart>,
 }
 
 /// Everything the web app's views show for one trace: what its worker posts after a load and
@@ -183,6 +183,12 @@ impl Batch {
         self.pending.push(*e);
         Some(self.pending.len() >= LOAD_BATCH_EVENTS)
     }
+
+    /// Whether every event is admitted (no time window): a host's batch can then be handed
+    /// over as it is, with no copy into `pending`.
+    fn admits_all(&self) -> bool {
+        self.window.is_whole()
+    }
 }
 
 impl Load {
@@ -216,13 +222,14 @@ impl Load {
         }
     }
 
-    /// A load that counts hot data on a thread of its own when `threads` is 2 or more (and the
-    /// request is for the whole analysis): the same result, sooner on two cores by as much as
-    /// hot data's share of the work (0.6 s of 1.7 s on a 1.1 M-request trace with 7 M distinct
-    /// blocks, README). Native hosts.
+    /// A load that counts hot data and `stat` on a thread of its own when `threads` is 2 or
+    /// more (and the request is for the whole analysis, or for `stat` alone): the same result,
+    /// sooner on two cores by as much as that share of the work (0.6 s of 1.7 s on a 1.1
+    /// M-request trace with 7 M distinct blocks; `stat` alone, by the time the decoder leaves to
+    /// the summary: README). Native hosts.
     #[cfg(feature = "threads")]
     pub fn with_threads(request: LoadRequest, threads: usize) -> Result<Load, JobError> {
-        let split = threads > 1 && request.analysis && request.part == AnalysisPart::Whole;
+        let split = threads > 1 && (!request.analysis || request.part == AnalysisPart::Whole);
         if split && request.validate().is_ok() {
             if let Some(thread) = threads::HotThread::start(LoadHot::unwindowed(&request)) {
                 let mut load = Load::build(request, AnalysisPart::Rest);
@@ -260,18 +267,27 @@ impl Load {
     }
 
     fn flush(&mut self) {
-        let pending = &self.batch.pending;
+        let pending = std::mem::take(&mut self.batch.pending);
+        self.hand_over(&pending);
+        self.batch.pending = pending;
+        self.batch.pending.clear();
+    }
+
+    /// Admitted events, in order, to the accumulators (`stat` [`LOAD_BATCH_EVENTS`] at a time,
+    /// the size its read-ahead is measured at; the analysis reads ahead within any batch).
+    fn hand_over(&mut self, events: &[IoEvent]) {
         if self.part != AnalysisPart::Rest {
-            self.stat.observe_batch(pending);
+            for chunk in events.chunks(LOAD_BATCH_EVENTS) {
+                self.stat.observe_batch(chunk);
+            }
         }
         if let Some(a) = self.analysis.as_mut() {
-            a.observe_batch(pending);
+            a.observe_batch(events);
         }
         #[cfg(feature = "threads")]
         if let Some(t) = self.hot_thread.as_mut() {
-            t.push(pending);
+            t.push(events);
         }
-        self.batch.pending.clear();
     }
 }
 
@@ -294,6 +310,21 @@ impl Job for Load {
         if full {
             self.flush();
         }
+    }
+
+    fn observe_batch(&mut self, events: &[IoEvent]) {
+        if !self.batch.admits_all() {
+            for e in events {
+                self.observe(e);
+            }
+            return;
+        }
+        // No window: the host's batch goes over as it is, after any events still pending.
+        self.events += events.len() as u64;
+        if !self.batch.pending.is_empty() {
+            self.flush();
+        }
+        self.hand_over(events);
     }
 
     fn end_pass(
@@ -320,13 +351,17 @@ impl Job for Load {
                 analysis: self.analysis.map(|a| a.finish(&header, &diagnostics)),
             });
         }
-        let joined = self.hot.ok_or_else(|| {
-            JobError::invalid("load part rest", "joined with its hot data's part")
-        })?;
+        let missing = || JobError::invalid("load part rest", "joined with its hot data's part");
+        let joined = self.hot.ok_or_else(missing)?;
+        let analysis = match self.analysis {
+            Some(a) => {
+                let hot = joined.hot.as_ref().ok_or_else(missing)?;
+                Some(a.finish_with_hot(&header, &diagnostics, hot))
+            }
+            None => None,
+        };
         Ok(LoadResult {
-            analysis: self
-                .analysis
-                .map(|a| a.finish_with_hot(&header, &diagnostics, &joined.hot)),
+            analysis,
             stat: joined.stat,
         })
     }
@@ -338,12 +373,14 @@ impl Job for Load {
 pub struct LoadHot {
     batch: Batch,
     stat: Stat,
-    analysis: Analysis,
+    /// Hot data's share; `None` for a request of `stat` alone.
+    analysis: Option<Analysis>,
     result: Option<LoadHotResult>,
 }
 
 impl LoadHot {
-    /// Hot data's share of `request` (its `part` is not read).
+    /// Hot data's share of `request` (its `part` is not read), or `stat` alone for a request
+    /// without the analysis.
     pub fn new(request: &LoadRequest) -> Result<LoadHot, JobError> {
         request.validate()?;
         let mut hot = LoadHot::unwindowed(request);
@@ -356,35 +393,36 @@ impl LoadHot {
         LoadHot {
             batch: Batch::new(None),
             stat: Stat::new(),
-            analysis: Analysis::part(request.config(), AnalysisPart::HotData),
+            analysis: request
+                .analysis
+                .then(|| Analysis::part(request.config(), AnalysisPart::HotData)),
             result: None,
         }
     }
 
-    /// Admitted events, in order (the load's thread).
-    #[cfg(feature = "threads")]
+    /// Admitted events, in order (the load's thread, or this job's own `observe`): `stat`
+    /// [`LOAD_BATCH_EVENTS`] at a time, as in [`Load`].
     fn take(&mut self, events: &[IoEvent]) {
-        self.stat.observe_batch(events);
-        self.analysis.observe_batch(events);
+        for chunk in events.chunks(LOAD_BATCH_EVENTS) {
+            self.stat.observe_batch(chunk);
+        }
+        if let Some(a) = self.analysis.as_mut() {
+            a.observe_batch(events);
+        }
     }
 
     fn flush(&mut self) {
-        let LoadHot {
-            batch,
-            stat,
-            analysis,
-            ..
-        } = self;
-        stat.observe_batch(&batch.pending);
-        analysis.observe_batch(&batch.pending);
-        batch.pending.clear();
+        let pending = std::mem::take(&mut self.batch.pending);
+        self.take(&pending);
+        self.batch.pending = pending;
+        self.batch.pending.clear();
     }
 
     /// The result, at the end of the input.
     fn end(&self, header: &TraceHeader, diagnostics: &Diagnostics) -> LoadHotResult {
         LoadHotResult {
             stat: self.stat.finish(header, diagnostics),
-            hot: self.analysis.finish_hot(header),
+            hot: self.analysis.as_ref().map(|a| a.finish_hot(header)),
         }
     }
 }
@@ -404,6 +442,19 @@ impl Job for LoadHot {
         if self.batch.push(e) == Some(true) {
             self.flush();
         }
+    }
+
+    fn observe_batch(&mut self, events: &[IoEvent]) {
+        if !self.batch.admits_all() {
+            for e in events {
+                self.observe(e);
+            }
+            return;
+        }
+        if !self.batch.pending.is_empty() {
+            self.flush();
+        }
+        self.take(events);
     }
 
     fn end_pass(
@@ -466,6 +517,20 @@ mod tests {
         (header, events)
     }
 
+    /// A `part: Rest` load of `request` that has read `events`, to be joined.
+    fn observed_rest(request: &LoadRequest, header: &TraceHeader, events: &[IoEvent]) -> Load {
+        let mut rest = Load::new(LoadRequest {
+            part: AnalysisPart::Rest,
+            ..request.clone()
+        })
+        .expect("rest");
+        for e in events {
+            rest.observe(e);
+        }
+        rest.end_pass(header, &Diagnostics::default()).expect("end");
+        rest
+    }
+
     /// A load's rest joined with its hot data's part is the whole load, to the last digit:
     /// per device, with hot data exact and sampled, on the whole trace and a window.
     #[test]
@@ -490,16 +555,7 @@ mod tests {
             let hot =
                 crate::job::run_events(LoadHot::new(&request).expect("hot"), &header, &events)
                     .expect("hot");
-            let mut rest = Load::new(LoadRequest {
-                part: AnalysisPart::Rest,
-                ..request.clone()
-            })
-            .expect("rest");
-            for e in &events {
-                rest.observe(e);
-            }
-            rest.end_pass(&header, &Diagnostics::default())
-                .expect("end");
+            let mut rest = observed_rest(&request, &header, &events);
             let unjoined = Load::new(LoadRequest {
                 part: AnalysisPart::Rest,
                 ..request.clone()
@@ -509,7 +565,10 @@ mod tests {
                 crate::job::run_events(unjoined, &header, &events).is_err(),
                 "a rest without hot data has no result"
             );
-            assert_eq!(hot.hot.exact, exact_block_limit > 1 << 20);
+            assert_eq!(
+                hot.hot.as_ref().map(|h| h.exact),
+                Some(exact_block_limit > 1 << 20)
+            );
             rest.join_hot(hot);
             let joined = rest.finish().expect("joined");
             assert_eq!(joined, whole);
@@ -526,6 +585,122 @@ mod tests {
                 )
                 .expect("threaded");
                 assert_eq!(threaded, whole);
+            }
+        }
+    }
+
+    /// `stat` alone (no analysis) on its own thread, or as a rest joined with a [`LoadHot`], is
+    /// the single-threaded `stat`, on the whole trace and a window.
+    #[test]
+    fn stat_alone_split_equals_stat_alone() {
+        let (header, events) = trace(40_000);
+        for window_nanos in [None, Some((3_000_000_000, 20_000_000_000))] {
+            let request = LoadRequest {
+                analysis: false,
+                window_nanos,
+                ..LoadRequest::new()
+            };
+            let alone = crate::job::run_events(
+                Load::new(request.clone()).expect("alone"),
+                &header,
+                &events,
+            )
+            .expect("alone");
+            assert!(alone.analysis.is_none());
+            let hot =
+                crate::job::run_events(LoadHot::new(&request).expect("hot"), &header, &events)
+                    .expect("hot");
+            assert!(hot.hot.is_none(), "no hot data without the analysis");
+            assert_eq!(hot.stat, alone.stat);
+            let mut rest = observed_rest(&request, &header, &events);
+            rest.join_hot(hot);
+            assert_eq!(rest.finish().expect("joined"), alone);
+            #[cfg(feature = "threads")]
+            for threads in [1, 2, 3] {
+                let threaded = crate::job::run_events(
+                    Load::with_threads(request.clone(), threads).expect("threads"),
+                    &header,
+                    &events,
+                )
+                .expect("threaded");
+                assert_eq!(threaded, alone, "{threads} threads");
+            }
+        }
+        // A rest with the analysis joined with a stat-only part has no result.
+        let request = LoadRequest::new();
+        let stat_only = LoadHot::new(&LoadRequest {
+            analysis: false,
+            ..request.clone()
+        })
+        .expect("hot");
+        let stat_only = crate::job::run_events(stat_only, &header, &events).expect("stat");
+        let mut rest = observed_rest(&request, &header, &events);
+        rest.join_hot(stat_only);
+        assert!(rest.finish().is_err());
+    }
+
+    /// Runs `job` over `events` handed over in batches of varied sizes (a few single events
+    /// between them), as hosts that read in batches do.
+    fn run_in_batches<J: Job>(mut job: J, header: &TraceHeader, events: &[IoEvent]) -> J::Output {
+        let sizes = [1, 1000, 7, 0, 4096, 31, 33, 1];
+        for pass in 0..job.passes() {
+            job.begin_pass(pass);
+            let mut rest = events;
+            for &size in sizes.iter().cycle() {
+                if rest.is_empty() {
+                    break;
+                }
+                let (batch, after) = rest.split_at(size.min(rest.len()));
+                if size == 1 {
+                    job.observe(&batch[0]);
+                } else {
+                    job.observe_batch(batch);
+                }
+                rest = after;
+            }
+            job.end_pass(header, &Diagnostics::default()).expect("end");
+        }
+        job.finish().expect("result")
+    }
+
+    /// Batches handed over as they come (no time window) or event by event through the window
+    /// give the result of events observed one at a time: whole, stat alone, hot data alone, on
+    /// threads.
+    #[test]
+    fn batches_give_the_event_by_event_result() {
+        let (header, events) = trace(30_000);
+        for window_nanos in [None, Some((2_000_000_000, 21_000_000_000))] {
+            for analysis in [true, false] {
+                let request = LoadRequest {
+                    window_nanos,
+                    analysis,
+                    exact_block_limit: 4096,
+                    ..LoadRequest::app()
+                };
+                let one_by_one = crate::job::run_events(
+                    Load::new(request.clone()).expect("load"),
+                    &header,
+                    &events,
+                )
+                .expect("load");
+                let batched =
+                    run_in_batches(Load::new(request.clone()).expect("load"), &header, &events);
+                assert_eq!(batched, one_by_one, "{window_nanos:?} {analysis}");
+                let hot =
+                    crate::job::run_events(LoadHot::new(&request).expect("hot"), &header, &events)
+                        .expect("hot");
+                let hot_batched =
+                    run_in_batches(LoadHot::new(&request).expect("hot"), &header, &events);
+                assert_eq!(hot_batched, hot, "{window_nanos:?} {analysis}");
+                #[cfg(feature = "threads")]
+                {
+                    let threaded = run_in_batches(
+                        Load::with_threads(request.clone(), 2).expect("threads"),
+                        &header,
+                        &events,
+                    );
+                    assert_eq!(threaded, one_by_one, "{window_nanos:?} {analysis} threads");
+                }
             }
         }
     }

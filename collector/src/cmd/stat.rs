@@ -12,16 +12,21 @@ use crate::input::{self, InputArgs};
 pub struct Args {
     #[command(flatten)]
     pub input: InputArgs,
+    /// Threads (default: every core): with two or more, the summary is counted on a thread of
+    /// its own while this one decodes; the results do not depend on it.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
     /// Print the summary as JSON (fields documented in docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let job = Load::new(LoadRequest {
+    let request = LoadRequest {
         analysis: false,
         ..LoadRequest::new()
-    })?;
+    };
+    let job = Load::with_threads(request, crate::cmd::threads(args.threads)?)?;
     let (result, read) = input::run_job(&args.input, job)?;
     input::warn_diagnostics(&read);
     let summary = result.stat;
