@@ -184,6 +184,9 @@ pub struct Analysis {
     latency_all: LatencyHistogram,
     sequentiality: Sequentiality,
     timeline: Timeline,
+    /// Whether this analysis counts the timeline: the whole and the rest do, unless
+    /// [`Analysis::move_timeline`] gave it to the hot-data part.
+    counts_timeline: bool,
     hot: HotBlocks,
     heatmap: HeatMap,
     mrc: LruMrc,
@@ -221,6 +224,7 @@ impl Analysis {
             latency_all: LatencyHistogram::default(),
             sequentiality: Sequentiality::default(),
             timeline: Timeline::new(config.time_bins as usize),
+            counts_timeline: part != AnalysisPart::HotData,
             hot: HotBlocks::new(
                 block,
                 usize::try_from(config.exact_block_limit).unwrap_or(usize::MAX),
@@ -237,8 +241,27 @@ impl Analysis {
         }
     }
 
+    /// Moves the timeline between the two parts of a split analysis, for a host whose rest
+    /// part is the busier one (natively, `Load::with_threads`: the timeline is about a sixth of
+    /// the rest): `counts` true on the [`AnalysisPart::HotData`] analysis, false on the
+    /// [`AnalysisPart::Rest`] one. The joined report is the same; the rest part then has no
+    /// live timeline ([`Analysis::timeline_so_far`] is empty). No effect on a whole analysis.
+    pub fn move_timeline(&mut self, counts: bool) {
+        if self.part != AnalysisPart::Whole {
+            self.counts_timeline = counts;
+        }
+    }
+
+    /// Whether this analysis counts the timeline (see [`Analysis::move_timeline`]).
+    pub fn counts_timeline(&self) -> bool {
+        self.counts_timeline
+    }
+
     pub fn observe(&mut self, e: &IoEvent) {
         if self.part == AnalysisPart::HotData {
+            if self.counts_timeline {
+                self.timeline.observe(e);
+            }
             self.observe_hot(e);
             return;
         }
@@ -256,7 +279,9 @@ impl Analysis {
                 self.latency[op].add(l);
             }
         }
-        self.timeline.observe(e);
+        if self.counts_timeline {
+            self.timeline.observe(e);
+        }
         if e.op == Op::Flush {
             return;
         }
@@ -369,7 +394,13 @@ impl Analysis {
     /// Hot data's share of the report (of a [`AnalysisPart::Whole`] or
     /// [`AnalysisPart::HotData`] analysis).
     pub fn finish_hot(&self, header: &TraceHeader) -> HotPart {
-        self.hot.part(header, self.devices.is_some())
+        let mut part = self.hot.part(header, self.devices.is_some());
+        if self.part == AnalysisPart::HotData && self.counts_timeline {
+            part.timeline = Some(self.timeline.finish_at(
+                crate::format::TraceFormat::clock_resolution_of(&header.source_format),
+            ));
+        }
+        part
     }
 
     /// The report, with hot data from `hot` (the [`Analysis::finish_hot`] of an analysis of
@@ -444,7 +475,10 @@ impl Analysis {
             summary,
             sequentiality: self.sequentiality.finish(),
             latency,
-            timeline: self.timeline.finish_at(clock_resolution_nanos),
+            timeline: match &hot.timeline {
+                Some(t) => t.clone(),
+                None => self.timeline.finish_at(clock_resolution_nanos),
+            },
             hot: hot.report.clone(),
             heatmaps: self.heatmap.finish(header),
             cache_sizing: self

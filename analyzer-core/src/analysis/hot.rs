@@ -159,6 +159,12 @@ pub struct HotPart {
     pub per_device_90: Vec<(u32, f64, f64)>,
     /// Whether every block was counted (no spatial sample).
     pub exact: bool,
+    /// The load over time, when it was counted beside hot data rather than with the rest of the
+    /// analysis (`Load::with_threads`, which balances its two threads so, in one process);
+    /// `None` otherwise. Not serialized: the web app's two workers keep the timeline in the
+    /// first one, for its live chart (and the worker's wasm keeps no code for it).
+    #[serde(skip)]
+    pub timeline: Option<super::timeline::TimelineReport>,
 }
 
 /// `(count, weight, blocks)`: `blocks` tracked blocks of `count` accesses, each standing for
@@ -425,6 +431,7 @@ impl HotBlocks {
             report: self.finish(header),
             per_device_90,
             exact: self.is_exact(),
+            timeline: None,
         }
     }
 

@@ -231,8 +231,16 @@ impl Load {
     pub fn with_threads(request: LoadRequest, threads: usize) -> Result<Load, JobError> {
         let split = threads > 1 && (!request.analysis || request.part == AnalysisPart::Whole);
         if split && request.validate().is_ok() {
-            if let Some(thread) = threads::HotThread::start(LoadHot::unwindowed(&request)) {
+            // The timeline goes with hot data too: the rest is the busier part (README).
+            let mut hot = LoadHot::unwindowed(&request);
+            if let Some(a) = hot.analysis.as_mut() {
+                a.move_timeline(true);
+            }
+            if let Some(thread) = threads::HotThread::start(hot) {
                 let mut load = Load::build(request, AnalysisPart::Rest);
+                if let Some(a) = load.analysis.as_mut() {
+                    a.move_timeline(false);
+                }
                 load.hot_thread = Some(thread);
                 return Ok(load);
             }
@@ -253,9 +261,15 @@ impl Load {
 
     /// The load over time of every event so far (the live chart while a large trace is read):
     /// the pending batch is handed over first, which changes no result (batches are only a
-    /// speed-up). `None` before the first event or without the analysis.
+    /// speed-up). `None` before the first event, without the analysis, or when the timeline is
+    /// counted on [`Load::with_threads`]'s thread.
     pub fn timeline_so_far(&mut self) -> Option<TimelineReport> {
-        if self.analysis.is_none() || self.events == 0 {
+        if !self
+            .analysis
+            .as_ref()
+            .is_some_and(Analysis::counts_timeline)
+            || self.events == 0
+        {
             return None;
         }
         self.flush();
@@ -579,12 +593,16 @@ mod tests {
             #[cfg(feature = "threads")]
             {
                 let threaded = crate::job::run_events(
-                    Load::with_threads(request, 2).expect("threads"),
+                    Load::with_threads(request.clone(), 2).expect("threads"),
                     &header,
                     &events,
                 )
                 .expect("threaded");
                 assert_eq!(threaded, whole);
+                // The timeline is counted on the thread, so the rest has no live one.
+                let mut live = Load::with_threads(request, 2).expect("threads");
+                live.observe_batch(&events[..100]);
+                assert!(live.timeline_so_far().is_none());
             }
         }
     }
