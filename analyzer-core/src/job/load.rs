@@ -657,30 +657,6 @@ mod tests {
         assert!(rest.finish().is_err());
     }
 
-    /// Runs `job` over `events` handed over in batches of varied sizes (a few single events
-    /// between them), as hosts that read in batches do.
-    fn run_in_batches<J: Job>(mut job: J, header: &TraceHeader, events: &[IoEvent]) -> J::Output {
-        let sizes = [1, 1000, 7, 0, 4096, 31, 33, 1];
-        for pass in 0..job.passes() {
-            job.begin_pass(pass);
-            let mut rest = events;
-            for &size in sizes.iter().cycle() {
-                if rest.is_empty() {
-                    break;
-                }
-                let (batch, after) = rest.split_at(size.min(rest.len()));
-                if size == 1 {
-                    job.observe(&batch[0]);
-                } else {
-                    job.observe_batch(batch);
-                }
-                rest = after;
-            }
-            job.end_pass(header, &Diagnostics::default()).expect("end");
-        }
-        job.finish().expect("result")
-    }
-
     /// Batches handed over as they come (no time window) or event by event through the window
     /// give the result of events observed one at a time: whole, stat alone, hot data alone, on
     /// threads.
@@ -701,22 +677,31 @@ mod tests {
                     &events,
                 )
                 .expect("load");
-                let batched =
-                    run_in_batches(Load::new(request.clone()).expect("load"), &header, &events);
+                let batched = crate::job::run_in_batches(
+                    Load::new(request.clone()).expect("load"),
+                    &header,
+                    &events,
+                )
+                .expect("load");
                 assert_eq!(batched, one_by_one, "{window_nanos:?} {analysis}");
                 let hot =
                     crate::job::run_events(LoadHot::new(&request).expect("hot"), &header, &events)
                         .expect("hot");
-                let hot_batched =
-                    run_in_batches(LoadHot::new(&request).expect("hot"), &header, &events);
+                let hot_batched = crate::job::run_in_batches(
+                    LoadHot::new(&request).expect("hot"),
+                    &header,
+                    &events,
+                )
+                .expect("hot");
                 assert_eq!(hot_batched, hot, "{window_nanos:?} {analysis}");
                 #[cfg(feature = "threads")]
                 {
-                    let threaded = run_in_batches(
+                    let threaded = crate::job::run_in_batches(
                         Load::with_threads(request.clone(), 2).expect("threads"),
                         &header,
                         &events,
-                    );
+                    )
+                    .expect("threads");
                     assert_eq!(threaded, one_by_one, "{window_nanos:?} {analysis} threads");
                 }
             }

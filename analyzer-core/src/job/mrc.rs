@@ -290,6 +290,18 @@ impl Job for Mrc {
         }
     }
 
+    fn observe_batch(&mut self, events: &[IoEvent]) {
+        match &mut self.stage {
+            // The footprint pass reads its table's slots ahead (no window: every event counts).
+            Stage::Footprint(f) if self.window.is_whole() => f.observe_batch(events),
+            _ => {
+                for e in events {
+                    self.observe(e);
+                }
+            }
+        }
+    }
+
     fn end_pass(&mut self, header: &TraceHeader, _: &Diagnostics) -> Result<(), JobError> {
         self.header = header.clone();
         if matches!(self.stage, Stage::Footprint(_) | Stage::Future(..)) {

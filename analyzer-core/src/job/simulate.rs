@@ -1000,6 +1000,18 @@ impl Simulate {
             f.observe(e);
         }
     }
+
+    /// [`Simulate::first_pass`] for a batch of admitted events: the footprint reads ahead.
+    fn first_pass_batch(&mut self, events: &[IoEvent]) {
+        if let Some(f) = self.footprint.as_mut() {
+            f.observe_batch(events);
+        }
+        if let Some(f) = self.future.as_mut() {
+            for e in events {
+                f.observe(e);
+            }
+        }
+    }
 }
 
 impl Job for Simulate {
@@ -1049,6 +1061,16 @@ impl Job for Simulate {
         }
         for c in &mut self.curves {
             c.observe(e);
+        }
+    }
+
+    fn observe_batch(&mut self, events: &[IoEvent]) {
+        if !self.prepared && self.window.is_whole() {
+            self.first_pass_batch(events);
+            return;
+        }
+        for e in events {
+            self.observe(e);
         }
     }
 
