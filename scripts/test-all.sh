@@ -62,6 +62,8 @@ step() {
 
 export CHROMEDRIVER=/usr/bin/chromedriver
 export WASM_BINDGEN_TEST_TIMEOUT=120
+# chromedriver's port-binding budget (default 5 s): see .cargo/config.toml.
+export WASM_BINDGEN_TEST_DRIVER_TIMEOUT=60
 
 step fmt            check cargo fmt --all -- --check
 step sans-io        check "$here/check-sans-io.sh"
