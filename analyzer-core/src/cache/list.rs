@@ -144,22 +144,6 @@ impl Table {
         crate::prefetch::ahead(&self.slots, self.home(key));
     }
 
-    /// Reads ahead the list neighbours of `key`'s slot, if it has one (after
-    /// [`Table::prefetch`] brought the slot itself in): what moving it to a list head will
-    /// write.
-    #[inline]
-    pub fn prefetch_links(&self, key: u64) {
-        let i = self.find(key);
-        if i != NIL {
-            let s = self.slots[i as usize];
-            for j in [s.prev, s.next] {
-                if j != NIL {
-                    crate::prefetch::ahead(&self.slots, j as usize);
-                }
-            }
-        }
-    }
-
     /// Inserts `key` (which must be absent) as an unlinked node and returns its slot.
     #[inline]
     pub fn insert(&mut self, key: u64, tag: u8, aux: u32) -> u32 {
@@ -338,6 +322,11 @@ impl Table {
     }
 
     /// Unlinks and returns the tail (oldest) node of list `l`.
+    ///
+    /// Also reads ahead the node the pop after next will return: the new tail's `prev`. The
+    /// new tail is in the CPU cache (this pop just wrote it), but its `prev` is an old, random
+    /// slot whose load the next pop would otherwise wait for (policies evict from a tail on
+    /// most misses); read now, the load overlaps the accesses in between.
     #[inline]
     pub fn pop_tail(&mut self, l: usize) -> Option<u32> {
         let t = self.lists[l].tail;
@@ -345,6 +334,13 @@ impl Table {
             return None;
         }
         self.unlink(l, t);
+        let new_tail = self.lists[l].tail;
+        if new_tail != NIL {
+            let next = self.slots[new_tail as usize].prev;
+            if next != NIL {
+                crate::prefetch::ahead(&self.slots, next as usize);
+            }
+        }
         Some(t)
     }
 

@@ -56,10 +56,6 @@ pub trait Policy {
     /// lines before it runs them). Changes no state; the default does nothing.
     #[inline]
     fn prefetch(&self, _key: u64) {}
-    /// A second round after [`Policy::prefetch`]: warms what a hit on `key` will touch besides
-    /// its own slot (the list neighbours a move to the head relinks). The default does nothing.
-    #[inline]
-    fn prefetch_links(&self, _key: u64) {}
     /// Heap bytes held, for memory reports.
     fn heap_bytes(&self) -> usize;
 }

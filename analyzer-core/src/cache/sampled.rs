@@ -104,7 +104,9 @@ impl SampledSimulator {
 
     pub fn observe(&mut self, e: &IoEvent) {
         if self.threshold == u64::MAX {
-            self.sim.observe(e);
+            // Exact: buffered, so the simulator runs groups of requests with their table slots
+            // read ahead (only `finish` reads the results, and it simulates what is buffered).
+            self.sim.observe_buffered(e);
         } else {
             if matches!(e.op, Op::Read | Op::Write) {
                 let lines = e.block_range(self.full.line_bytes);

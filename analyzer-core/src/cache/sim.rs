@@ -294,9 +294,11 @@ const NO_RUN: Run = Run {
     end_bytes: 0,
 };
 
-/// Requests whose lines [`Simulator::observe_batch`] prefetches together: enough independent
-/// memory loads in flight to hide most of a DRAM miss each, few enough to stay in L1.
-const PREFETCH_GROUP: usize = 16;
+/// How many requests ahead [`Simulator::observe_batch`] and [`Simulator::observe_buffered`]
+/// read their lines' table slots: a request's slots are asked for while the `PREFETCH_AHEAD`
+/// requests before it run, so the load's latency hides behind their work instead of stalling
+/// the request (and up to this many loads are in flight at once).
+const PREFETCH_AHEAD: usize = 16;
 /// Lines of one request prefetched ahead (a long request's later lines are sequential keys
 /// whose slots the first probes bring in anyway).
 const PREFETCH_LINES: usize = 8;
@@ -392,52 +394,68 @@ impl Simulator {
         self.observe_impl(e, |_| true, None);
     }
 
-    /// Simulates `events` in order, exactly as [`Simulator::observe`] on each would, but a group
-    /// at a time: the policy is first told every upcoming line of the group
-    /// ([`Policy::prefetch`]), so their table slots are fetched from memory in parallel rather
-    /// than one probe after another.
+    /// Simulates `events` in order, exactly as [`Simulator::observe`] on each would, but reading
+    /// ahead: each request's table slots are asked for ([`Policy::prefetch`]) while the
+    /// [`PREFETCH_AHEAD`] requests before it run, so their memory loads overlap that work
+    /// rather than stall one request after another.
     pub fn observe_batch(&mut self, events: &[IoEvent]) {
         self.drain_pending();
-        for group in events.chunks(PREFETCH_GROUP) {
-            self.run_group(group);
+        for e in events.iter().take(PREFETCH_AHEAD) {
+            self.prefetch_event(e);
         }
+        self.run_ahead(events);
     }
 
     /// [`Simulator::observe`] for callers that hand over one event at a time but read the
-    /// results only at the end: events are simulated in groups, as
+    /// results only at the end: events are buffered and simulated as
     /// [`Simulator::observe_batch`] does, so the counts and occupancy seen between calls may lag
-    /// by up to a group. [`Simulator::finish`] (and every other `observe` variant) simulates
-    /// what is still buffered first, so the result equals [`Simulator::observe`]'s.
+    /// by up to `2 × PREFETCH_AHEAD` events. [`Simulator::finish`] (and every other `observe`
+    /// variant) simulates what is still buffered first, so the result equals
+    /// [`Simulator::observe`]'s.
     pub fn observe_buffered(&mut self, e: &IoEvent) {
+        // The first PREFETCH_AHEAD buffered events were read ahead as they came in (or while
+        // the previous ones ran); the rest are read ahead below while those run.
+        if self.pending.len() < PREFETCH_AHEAD {
+            self.prefetch_event(e);
+        }
         self.pending.push(*e);
-        if self.pending.len() >= PREFETCH_GROUP {
-            let group = std::mem::take(&mut self.pending);
-            self.run_group(&group);
-            self.pending = group;
-            self.pending.clear();
+        if self.pending.len() >= 2 * PREFETCH_AHEAD {
+            let mut pending = std::mem::take(&mut self.pending);
+            let (now, next) = pending.split_at(PREFETCH_AHEAD);
+            for (e, ahead) in now.iter().zip(next) {
+                self.prefetch_event(ahead);
+                self.observe_impl(e, |_| true, None);
+            }
+            pending.drain(..PREFETCH_AHEAD);
+            self.pending = pending;
         }
     }
 
     fn drain_pending(&mut self) {
         if !self.pending.is_empty() {
-            let group = std::mem::take(&mut self.pending);
-            self.run_group(&group);
+            let mut pending = std::mem::take(&mut self.pending);
+            // Every buffered event past the first PREFETCH_AHEAD is yet to be read ahead.
+            self.run_ahead(&pending);
+            pending.clear();
+            self.pending = pending;
         }
     }
 
-    /// Simulates a group of events after warming the CPU cache for all of them in two rounds
-    /// of independent loads: first every line's table slot, then (for the policies that
-    /// relink on a hit) the neighbours of the slots found.
-    fn run_group(&mut self, group: &[IoEvent]) {
-        for e in group {
-            self.for_prefetched_keys(e, |p, key| p.prefetch(key));
-        }
-        for e in group {
-            self.for_prefetched_keys(e, |p, key| p.prefetch_links(key));
-        }
-        for e in group {
+    /// Simulates `events` whose first [`PREFETCH_AHEAD`] were read ahead already, reading each
+    /// later one ahead while the `PREFETCH_AHEAD` before it run.
+    fn run_ahead(&mut self, events: &[IoEvent]) {
+        for (i, e) in events.iter().enumerate() {
+            if let Some(ahead) = events.get(i + PREFETCH_AHEAD) {
+                self.prefetch_event(ahead);
+            }
             self.observe_impl(e, |_| true, None);
         }
+    }
+
+    /// Reads ahead the table slots of `e`'s first lines.
+    #[inline]
+    fn prefetch_event(&self, e: &IoEvent) {
+        self.for_prefetched_keys(e, |p, key| p.prefetch(key));
     }
 
     /// Calls `f` with the policy and each of the first lines' keys of `e`.
@@ -1209,25 +1227,60 @@ mod tests {
                 )
             })
             .collect();
-        for policy in [
-            PolicyKind::Lru,
-            PolicyKind::Arc,
-            PolicyKind::S3Fifo,
-            PolicyKind::Sieve,
-        ] {
+        for policy in PolicyKind::ALL {
+            if policy.needs_future() {
+                continue;
+            }
             let mut c = SimConfig::new(policy, 200, KIB4);
             c.mode = WriteMode::WriteBack;
             let mut one = Simulator::new(&c).expect("valid");
             events.iter().for_each(|e| one.observe(e));
-            let mut batch = Simulator::new(&c).expect("valid");
-            for part in events.chunks(777) {
-                batch.observe_batch(part);
+            let one = one.finish();
+            // Batches shorter and longer than the read-ahead distance and its double.
+            for size in [
+                1,
+                5,
+                PREFETCH_AHEAD - 1,
+                PREFETCH_AHEAD + 1,
+                2 * PREFETCH_AHEAD + 3,
+                777,
+            ] {
+                let mut batch = Simulator::new(&c).expect("valid");
+                for part in events.chunks(size) {
+                    batch.observe_batch(part);
+                }
+                assert_eq!(batch.finish(), one, "{policy:?}, batches of {size}");
             }
             let mut buffered = Simulator::new(&c).expect("valid");
             events.iter().for_each(|e| buffered.observe_buffered(e));
-            let one = one.finish();
-            assert_eq!(batch.finish(), one, "{policy:?}");
-            assert_eq!(buffered.finish(), one, "{policy:?}");
+            assert_eq!(buffered.finish(), one, "{policy:?}, buffered");
+            // Buffered events with single ones and batches between them, which simulate what
+            // is buffered first: at every fill of the buffer in turn.
+            let mut mixed = Simulator::new(&c).expect("valid");
+            let mut i = 0;
+            let mut step = 0;
+            while i < events.len() {
+                step += 1;
+                match step % 4 {
+                    0 => mixed.observe(&events[i]),
+                    1 => {
+                        let end = (i + step % 7).min(events.len());
+                        mixed.observe_batch(&events[i..end]);
+                        i = end;
+                        continue;
+                    }
+                    _ => {
+                        let end = (i + step % (2 * PREFETCH_AHEAD + 5)).min(events.len());
+                        events[i..end]
+                            .iter()
+                            .for_each(|e| mixed.observe_buffered(e));
+                        i = end;
+                        continue;
+                    }
+                }
+                i += 1;
+            }
+            assert_eq!(mixed.finish(), one, "{policy:?}, mixed");
         }
     }
 

@@ -173,11 +173,6 @@ impl Policy for Arc {
         self.table.prefetch(key);
     }
 
-    #[inline]
-    fn prefetch_links(&self, key: u64) {
-        self.table.prefetch_links(key);
-    }
-
     fn heap_bytes(&self) -> usize {
         self.table.heap_bytes()
     }
