@@ -10,21 +10,115 @@
 
 use super::{Policy, PolicyKind};
 use crate::cache::list::{Table, NIL};
+use std::collections::VecDeque;
 
 /// The one list's index in the table.
 const L: usize = 0;
 
+/// LRU kept as a log of accesses rather than a linked list: every access appends its key's
+/// table slot to `log`, and the slot holds the log position of the key's latest access. The
+/// least recently used key is then the first in the log whose entry is its latest (the entries
+/// before it are older accesses of keys used again since, or of keys removed), so an eviction
+/// pops the log's front until it finds one.
+///
+/// The same evictions as a doubly linked list (the property tests below run it beside
+/// [`WeightedLru`] with equal weights, which is one), but the work differs where it matters: a
+/// list's eviction follows the tail's `prev` link to a node last used long ago, a random
+/// memory load that the next eviction must wait for, one after another; the log's front is
+/// read in order, and the slots it names are known well before they are checked, so they are
+/// read ahead ([`LOG_AHEAD`]) as the accesses' own are. A hit writes one slot instead of
+/// relinking three nodes. On a 50 M-access stream at 10% of its footprint (969,270 lines)
+/// this took LRU from 6.6 to 4.8 s of CPU and its memory from 169 to 129 MB (README,
+/// "Benchmarks"); at 1% (a table in the CPU's L3) the two are equal.
+///
+/// The log holds the accesses since the oldest resident key's last use: `capacity / (1 − hit
+/// ratio)` entries or so. When it passes [`LOG_FACTOR`] × the resident keys (hit ratios over
+/// three in four) it is compacted to the latest entries, in order.
 pub struct Lru {
     capacity: u64,
-    table: Table,
+    table: PosTable,
+    /// The table slot of each logged access's key (slots are renumbered with the log when
+    /// the table is rebuilt; [`NO_SLOT`] for a key gone by then).
+    log: VecDeque<u32>,
+    /// The log position of `log[0]`; positions only grow.
+    base: u64,
 }
+
+/// Log entries read ahead when the front is popped.
+const LOG_AHEAD: usize = 16;
+
+/// The log is compacted when it holds more than this many entries per resident key.
+const LOG_FACTOR: usize = 4;
 
 impl Lru {
     pub fn new(capacity: u64) -> Lru {
         Lru {
             capacity,
-            table: Table::new(1, 0, capacity),
+            table: PosTable::new(capacity),
+            log: VecDeque::new(),
+            base: 0,
         }
+    }
+
+    /// The position the next log entry will have.
+    #[inline]
+    fn next_pos(&self) -> u64 {
+        self.base + self.log.len() as u64
+    }
+
+    /// Logs an access to the key in `slot`, compacting the log first when it is long.
+    #[inline]
+    fn log_access(&mut self, slot: usize) {
+        if self.log.len() >= LOG_FACTOR * self.table.live.max(64) {
+            self.compact();
+        }
+        let pos = self.next_pos();
+        self.table.slots[slot].pos = pos;
+        self.log.push_back(slot as u32);
+    }
+
+    /// Whether the log entry at position `pos` naming `slot` is its key's latest access.
+    #[inline]
+    fn is_latest(&self, slot: u32, pos: u64) -> bool {
+        self.table
+            .slots
+            .get(slot as usize)
+            .is_some_and(|s| s.pos == pos)
+    }
+
+    /// Rewrites the log with only each resident key's latest entry, in order.
+    fn compact(&mut self) {
+        let old = std::mem::take(&mut self.log);
+        let old_base = self.base;
+        self.base = old_base + old.len() as u64;
+        let mut log = VecDeque::with_capacity(self.table.live + 1);
+        for (j, &slot) in old.iter().enumerate() {
+            if let Some(&ahead) = old.get(j + LOG_AHEAD) {
+                crate::prefetch::ahead(&self.table.slots, ahead as usize);
+            }
+            if self.is_latest(slot, old_base + j as u64) {
+                self.table.slots[slot as usize].pos = self.base + log.len() as u64;
+                log.push_back(slot);
+            }
+        }
+        self.log = log;
+    }
+
+    /// Removes the least recently used key and returns it (the table must not be empty).
+    fn evict(&mut self) -> Option<u64> {
+        while let Some(slot) = self.log.pop_front() {
+            let pos = self.base;
+            self.base += 1;
+            if let Some(&ahead) = self.log.get(LOG_AHEAD) {
+                crate::prefetch::ahead(&self.table.slots, ahead as usize);
+            }
+            if self.is_latest(slot, pos) {
+                let key = self.table.slots[slot as usize].key;
+                self.table.remove_at(slot as usize);
+                return Some(key);
+            }
+        }
+        None
     }
 }
 
@@ -36,36 +130,43 @@ impl Policy for Lru {
         self.capacity
     }
     fn len(&self) -> u64 {
-        self.table.list(L).len
+        self.table.live as u64
     }
     fn contains(&self, key: u64) -> bool {
-        self.table.find(key) != NIL
+        self.table.find(key) != NIL_SLOT
     }
 
     #[inline]
     fn access(&mut self, key: u64, _now: u64, _evicted: &mut Vec<u64>) -> bool {
         let i = self.table.find(key);
-        if i == NIL {
+        if i == NIL_SLOT {
             return false;
         }
-        self.table.move_to_head(L, i);
+        self.log_access(i);
         true
     }
 
     #[inline]
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        if self.table.list(L).len >= self.capacity {
-            if let Some(t) = self.table.pop_tail(L) {
-                evicted.push(self.table.remove_at(t));
+        if self.table.live as u64 >= self.capacity {
+            if let Some(k) = self.evict() {
+                evicted.push(k);
             }
         }
-        let i = self.table.insert(key, 0, 0);
-        self.table.push_head(L, i);
+        let i = self.table.insert(key, &mut self.log);
+        self.log_access(i);
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        self.table.remove_key(L, key)
+        // Its log entries stay, and are skipped when they reach the front: none is its latest
+        // any more (a later insert of the key logs a newer one).
+        let i = self.table.find(key);
+        if i == NIL_SLOT {
+            return false;
+        }
+        self.table.remove_at(i);
+        true
     }
 
     #[inline]
@@ -74,7 +175,156 @@ impl Policy for Lru {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.table.heap_bytes()
+        self.table.slots.capacity() * std::mem::size_of::<PosSlot>()
+            + self.log.capacity() * std::mem::size_of::<u32>()
+    }
+}
+
+/// [`Lru`]'s key → latest log position table: open addressing with linear probing from the
+/// same hash as [`Table`] (the four keys of an aligned group of four blocks have neighbouring
+/// home slots), tombstones, and the same occupancy rule (at most 3/8 live, rebuilt when live
+/// plus tombstones pass 5/8), in 16-byte slots.
+struct PosTable {
+    slots: Vec<PosSlot>,
+    shift: u32,
+    live: usize,
+    tombs: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct PosSlot {
+    key: u64,
+    /// The key's latest log position, or [`EMPTY`] / [`TOMB`].
+    pos: u64,
+}
+
+const EMPTY: u64 = u64::MAX;
+const TOMB: u64 = u64::MAX - 1;
+/// A key just inserted, before the caller logs its access: live, and no log entry's position.
+const PENDING: u64 = u64::MAX - 2;
+const NIL_SLOT: usize = usize::MAX;
+/// A log entry whose key left the table before a rebuild.
+const NO_SLOT: u32 = u32::MAX;
+const EMPTY_SLOT: PosSlot = PosSlot { key: 0, pos: EMPTY };
+
+/// Fibonacci hashing's multiplier, 2^64 / φ.
+const FIB: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl PosTable {
+    fn new(expected: u64) -> PosTable {
+        let expected = expected.min(super::PREALLOC_LINES) as usize;
+        let n = (expected * 2).next_power_of_two().max(16);
+        PosTable {
+            slots: vec![EMPTY_SLOT; n],
+            shift: 64 - n.trailing_zeros(),
+            live: 0,
+            tombs: 0,
+        }
+    }
+
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        let group = ((key >> 2).wrapping_mul(FIB) >> self.shift) as usize;
+        (group + (key & 3) as usize) & (self.slots.len() - 1)
+    }
+
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        crate::prefetch::ahead(&self.slots, self.home(key));
+    }
+
+    /// The slot holding `key`, or [`NIL_SLOT`].
+    #[inline]
+    fn find(&self, key: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let s = &self.slots[i];
+            if s.pos == EMPTY {
+                return NIL_SLOT;
+            }
+            if s.key == key && s.pos != TOMB {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Inserts `key` (which must be absent) and returns its slot; its position is the
+    /// caller's to set.
+    /// A rebuild renumbers the slots, and the slot indices in `log` with them.
+    #[inline]
+    fn insert(&mut self, key: u64, log: &mut VecDeque<u32>) -> usize {
+        if (self.live + self.tombs + 1) * 8 > self.slots.len() * 5 {
+            let n = if (self.live + 1) * 8 > self.slots.len() * 3 {
+                self.slots.len() * 2
+            } else {
+                self.slots.len()
+            };
+            self.rebuild(n, log);
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        let mut tomb = NIL_SLOT;
+        loop {
+            let s = &self.slots[i];
+            if s.pos == EMPTY {
+                break;
+            }
+            if s.pos == TOMB && tomb == NIL_SLOT {
+                tomb = i;
+            }
+            debug_assert!(s.pos == TOMB || s.key != key, "key inserted twice");
+            i = (i + 1) & mask;
+        }
+        if tomb != NIL_SLOT {
+            i = tomb;
+            self.tombs -= 1;
+        }
+        self.slots[i] = PosSlot { key, pos: PENDING };
+        self.live += 1;
+        i
+    }
+
+    /// Frees slot `i`: empty when the next slot is empty (with the tombstones before it),
+    /// otherwise a tombstone.
+    #[inline]
+    fn remove_at(&mut self, i: usize) {
+        let mask = self.slots.len() - 1;
+        self.live -= 1;
+        if self.slots[(i + 1) & mask].pos == EMPTY {
+            self.slots[i].pos = EMPTY;
+            let mut j = (i + mask) & mask;
+            while self.slots[j].pos == TOMB {
+                self.slots[j].pos = EMPTY;
+                self.tombs -= 1;
+                j = (j + mask) & mask;
+            }
+        } else {
+            self.slots[i].pos = TOMB;
+            self.tombs += 1;
+        }
+    }
+
+    /// Re-inserts every live key into `n` slots and renumbers `log`'s slot indices (an entry
+    /// whose slot held no key becomes [`NO_SLOT`]).
+    fn rebuild(&mut self, n: usize, log: &mut VecDeque<u32>) {
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY_SLOT; n]);
+        self.shift = 64 - n.trailing_zeros();
+        self.tombs = 0;
+        let mask = n - 1;
+        let mut renumber = vec![NO_SLOT; old.len()];
+        for (j, s) in old.into_iter().enumerate().filter(|(_, s)| s.pos < TOMB) {
+            let mut i = self.home(s.key);
+            while self.slots[i].pos != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = s;
+            renumber[j] = i as u32;
+        }
+        for slot in log.iter_mut() {
+            *slot = renumber.get(*slot as usize).copied().unwrap_or(NO_SLOT);
+        }
     }
 }
 
@@ -230,6 +480,44 @@ mod tests {
             let mut lru = Lru::new(capacity);
             prop_assert_eq!(run(&mut weighted, &keys), run(&mut lru, &keys));
         }
+    }
+
+    proptest! {
+        /// Long runs over few keys (hit ratios up to 1, so the log is compacted many times)
+        /// and over many (the table rebuilt as it fills with tombstones, renumbering the log):
+        /// the same hits, evictions and removals as the linked list.
+        #[test]
+        fn the_log_evicts_as_the_list_does(
+            keys in proptest::collection::vec((0u64..1u64 << 40, 0u64..300), 0..3000),
+            wide in proptest::bool::ANY,
+            capacity in 1u64..120,
+        ) {
+            let keys: Vec<u64> = keys
+                .into_iter()
+                .map(|(k, small)| if wide { k % 5000 } else { small })
+                .collect();
+            let mut list = WeightedLru::new(capacity, std::rc::Rc::default(), 1, 1);
+            let mut log = Lru::new(capacity);
+            prop_assert_eq!(run(&mut list, &keys), run(&mut log, &keys));
+            prop_assert_eq!(list.len(), log.len());
+        }
+    }
+
+    /// A hit ratio near 1 for a long time: the log stays within its bound and the evictions
+    /// stay the list's.
+    #[test]
+    fn the_log_stays_bounded_under_hits() {
+        let mut list = WeightedLru::new(500, std::rc::Rc::default(), 1, 1);
+        let mut log = Lru::new(500);
+        let keys: Vec<u64> = (0..200_000u64)
+            .map(|i| crate::hash::mix64(i) % if i % 1000 == 0 { 1_000_000 } else { 480 })
+            .collect();
+        assert_eq!(run(&mut list, &keys), run(&mut log, &keys));
+        assert!(
+            log.log.len() <= LOG_FACTOR * 500,
+            "log of {} entries",
+            log.log.len()
+        );
     }
 
     /// A heavy line takes the room of `heavy / light` light ones.
