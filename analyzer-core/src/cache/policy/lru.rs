@@ -153,7 +153,12 @@ impl Policy for Lru {
                 evicted.push(k);
             }
         }
-        let i = self.table.insert(key, &mut self.log);
+        let log = &mut self.log;
+        let i = self.table.insert(key, &mut |renumber| {
+            for slot in log.iter_mut() {
+                *slot = renumber_slot(renumber, *slot);
+            }
+        });
         self.log_access(i);
         true
     }
@@ -184,34 +189,42 @@ impl Policy for Lru {
 /// same hash as [`Table`] (the four keys of an aligned group of four blocks have neighbouring
 /// home slots), tombstones, and the same occupancy rule (at most 3/8 live, rebuilt when live
 /// plus tombstones pass 5/8), in 16-byte slots.
-struct PosTable {
-    slots: Vec<PosSlot>,
+/// Also SIEVE's table (`sieve.rs`), whose positions are its queue's indices.
+pub(super) struct PosTable {
+    pub(super) slots: Vec<PosSlot>,
     shift: u32,
-    live: usize,
+    pub(super) live: usize,
     tombs: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
-struct PosSlot {
-    key: u64,
-    /// The key's latest log position, or [`EMPTY`] / [`TOMB`].
-    pos: u64,
+pub(super) struct PosSlot {
+    pub(super) key: u64,
+    /// The key's latest log position (a user may keep flags in bits 62 and 61), or [`EMPTY`]
+    /// / [`TOMB`] / [`PENDING`].
+    pub(super) pos: u64,
 }
 
 const EMPTY: u64 = u64::MAX;
 const TOMB: u64 = u64::MAX - 1;
 /// A key just inserted, before the caller logs its access: live, and no log entry's position.
-const PENDING: u64 = u64::MAX - 2;
-const NIL_SLOT: usize = usize::MAX;
+pub(super) const PENDING: u64 = u64::MAX - 2;
+pub(super) const NIL_SLOT: usize = usize::MAX;
 /// A log entry whose key left the table before a rebuild.
-const NO_SLOT: u32 = u32::MAX;
+pub(super) const NO_SLOT: u32 = u32::MAX;
+
+/// `slot`'s number after a rebuild that renumbered the slots by `renumber`.
+#[inline]
+pub(super) fn renumber_slot(renumber: &[u32], slot: u32) -> u32 {
+    renumber.get(slot as usize).copied().unwrap_or(NO_SLOT)
+}
 const EMPTY_SLOT: PosSlot = PosSlot { key: 0, pos: EMPTY };
 
 /// Fibonacci hashing's multiplier, 2^64 / φ.
 const FIB: u64 = 0x9E37_79B9_7F4A_7C15;
 
 impl PosTable {
-    fn new(expected: u64) -> PosTable {
+    pub(super) fn new(expected: u64) -> PosTable {
         let expected = expected.min(super::PREALLOC_LINES) as usize;
         let n = (expected * 2).next_power_of_two().max(16);
         PosTable {
@@ -229,13 +242,13 @@ impl PosTable {
     }
 
     #[inline]
-    fn prefetch(&self, key: u64) {
+    pub(super) fn prefetch(&self, key: u64) {
         crate::prefetch::ahead(&self.slots, self.home(key));
     }
 
     /// The slot holding `key`, or [`NIL_SLOT`].
     #[inline]
-    fn find(&self, key: u64) -> usize {
+    pub(super) fn find(&self, key: u64) -> usize {
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
@@ -252,16 +265,17 @@ impl PosTable {
 
     /// Inserts `key` (which must be absent) and returns its slot; its position is the
     /// caller's to set.
-    /// A rebuild renumbers the slots, and the slot indices in `log` with them.
+    /// A rebuild renumbers the slots: `renumber` is then called with the map from old slot
+    /// numbers to new ones ([`NO_SLOT`] for a slot that held no key), for the caller's logs.
     #[inline]
-    fn insert(&mut self, key: u64, log: &mut VecDeque<u32>) -> usize {
+    pub(super) fn insert(&mut self, key: u64, renumber: &mut dyn FnMut(&[u32])) -> usize {
         if (self.live + self.tombs + 1) * 8 > self.slots.len() * 5 {
             let n = if (self.live + 1) * 8 > self.slots.len() * 3 {
                 self.slots.len() * 2
             } else {
                 self.slots.len()
             };
-            self.rebuild(n, log);
+            self.rebuild(n, renumber);
         }
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
@@ -289,7 +303,7 @@ impl PosTable {
     /// Frees slot `i`: empty when the next slot is empty (with the tombstones before it),
     /// otherwise a tombstone.
     #[inline]
-    fn remove_at(&mut self, i: usize) {
+    pub(super) fn remove_at(&mut self, i: usize) {
         let mask = self.slots.len() - 1;
         self.live -= 1;
         if self.slots[(i + 1) & mask].pos == EMPTY {
@@ -306,25 +320,22 @@ impl PosTable {
         }
     }
 
-    /// Re-inserts every live key into `n` slots and renumbers `log`'s slot indices (an entry
-    /// whose slot held no key becomes [`NO_SLOT`]).
-    fn rebuild(&mut self, n: usize, log: &mut VecDeque<u32>) {
+    /// Re-inserts every live key into `n` slots and gives `renumber` the map of slot numbers.
+    fn rebuild(&mut self, n: usize, renumber: &mut dyn FnMut(&[u32])) {
         let old = std::mem::replace(&mut self.slots, vec![EMPTY_SLOT; n]);
         self.shift = 64 - n.trailing_zeros();
         self.tombs = 0;
         let mask = n - 1;
-        let mut renumber = vec![NO_SLOT; old.len()];
+        let mut map = vec![NO_SLOT; old.len()];
         for (j, s) in old.into_iter().enumerate().filter(|(_, s)| s.pos < TOMB) {
             let mut i = self.home(s.key);
             while self.slots[i].pos != EMPTY {
                 i = (i + 1) & mask;
             }
             self.slots[i] = s;
-            renumber[j] = i as u32;
+            map[j] = i as u32;
         }
-        for slot in log.iter_mut() {
-            *slot = renumber.get(*slot as usize).copied().unwrap_or(NO_SLOT);
-        }
+        renumber(&map);
     }
 }
 
