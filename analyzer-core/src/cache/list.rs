@@ -406,6 +406,164 @@ impl Table {
     }
 }
 
+/// The key → position table of the policies kept as a log or an array rather than lists
+/// (LRU's latest log position, SIEVE's queue index): open addressing with linear probing
+/// from the same hash as [`Table`] (the four keys of an aligned group of four blocks have neighbouring
+/// home slots), tombstones, and the same occupancy rule (at most 3/8 live, rebuilt when live
+/// plus tombstones pass 5/8), in 16-byte slots.
+pub(crate) struct PosTable {
+    pub(crate) slots: Vec<PosSlot>,
+    shift: u32,
+    pub(crate) live: usize,
+    tombs: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PosSlot {
+    pub(crate) key: u64,
+    /// The key's latest log position (a user may keep flags in bits 62 and 61), or [`POS_EMPTY`]
+    /// / [`POS_TOMB`] / [`PENDING`].
+    pub(crate) pos: u64,
+}
+
+const POS_EMPTY: u64 = u64::MAX;
+const POS_TOMB: u64 = u64::MAX - 1;
+/// A key just inserted, before the caller logs its access: live, and no log entry's position.
+pub(crate) const PENDING: u64 = u64::MAX - 2;
+pub(crate) const NIL_SLOT: usize = usize::MAX;
+/// A log entry whose key left the table before a rebuild.
+pub(crate) const NO_SLOT: u32 = u32::MAX;
+
+/// `slot`'s number after a rebuild that renumbered the slots by `renumber`.
+#[inline]
+pub(crate) fn renumber_slot(renumber: &[u32], slot: u32) -> u32 {
+    renumber.get(slot as usize).copied().unwrap_or(NO_SLOT)
+}
+const POS_EMPTY_SLOT: PosSlot = PosSlot {
+    key: 0,
+    pos: POS_EMPTY,
+};
+
+impl PosTable {
+    pub(crate) fn new(expected: u64) -> PosTable {
+        let expected = expected.min(super::policy::PREALLOC_LINES) as usize;
+        let n = (expected * 2).next_power_of_two().max(16);
+        PosTable {
+            slots: vec![POS_EMPTY_SLOT; n],
+            shift: 64 - n.trailing_zeros(),
+            live: 0,
+            tombs: 0,
+        }
+    }
+
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        let group = ((key >> 2).wrapping_mul(FIB) >> self.shift) as usize;
+        (group + (key & 3) as usize) & (self.slots.len() - 1)
+    }
+
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u64) {
+        crate::prefetch::ahead(&self.slots, self.home(key));
+    }
+
+    /// The slot holding `key`, or [`NIL_SLOT`].
+    #[inline]
+    pub(crate) fn find(&self, key: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let s = &self.slots[i];
+            if s.pos == POS_EMPTY {
+                return NIL_SLOT;
+            }
+            if s.key == key && s.pos != POS_TOMB {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Inserts `key` (which must be absent) and returns its slot; its position is the
+    /// caller's to set.
+    /// A rebuild renumbers the slots: `renumber` is then called with the map from old slot
+    /// numbers to new ones ([`NO_SLOT`] for a slot that held no key), for the caller's logs.
+    #[inline]
+    pub(crate) fn insert(&mut self, key: u64, renumber: &mut dyn FnMut(&[u32])) -> usize {
+        if (self.live + self.tombs + 1) * 8 > self.slots.len() * 5 {
+            let n = if (self.live + 1) * 8 > self.slots.len() * 3 {
+                self.slots.len() * 2
+            } else {
+                self.slots.len()
+            };
+            self.rebuild(n, renumber);
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        let mut tomb = NIL_SLOT;
+        loop {
+            let s = &self.slots[i];
+            if s.pos == POS_EMPTY {
+                break;
+            }
+            if s.pos == POS_TOMB && tomb == NIL_SLOT {
+                tomb = i;
+            }
+            debug_assert!(s.pos == POS_TOMB || s.key != key, "key inserted twice");
+            i = (i + 1) & mask;
+        }
+        if tomb != NIL_SLOT {
+            i = tomb;
+            self.tombs -= 1;
+        }
+        self.slots[i] = PosSlot { key, pos: PENDING };
+        self.live += 1;
+        i
+    }
+
+    /// Frees slot `i`: empty when the next slot is empty (with the tombstones before it),
+    /// otherwise a tombstone.
+    #[inline]
+    pub(crate) fn remove_at(&mut self, i: usize) {
+        let mask = self.slots.len() - 1;
+        self.live -= 1;
+        if self.slots[(i + 1) & mask].pos == POS_EMPTY {
+            self.slots[i].pos = POS_EMPTY;
+            let mut j = (i + mask) & mask;
+            while self.slots[j].pos == POS_TOMB {
+                self.slots[j].pos = POS_EMPTY;
+                self.tombs -= 1;
+                j = (j + mask) & mask;
+            }
+        } else {
+            self.slots[i].pos = POS_TOMB;
+            self.tombs += 1;
+        }
+    }
+
+    /// Re-inserts every live key into `n` slots and gives `renumber` the map of slot numbers.
+    fn rebuild(&mut self, n: usize, renumber: &mut dyn FnMut(&[u32])) {
+        let old = std::mem::replace(&mut self.slots, vec![POS_EMPTY_SLOT; n]);
+        self.shift = 64 - n.trailing_zeros();
+        self.tombs = 0;
+        let mask = n - 1;
+        let mut map = vec![NO_SLOT; old.len()];
+        for (j, s) in old
+            .into_iter()
+            .enumerate()
+            .filter(|(_, s)| s.pos < POS_TOMB)
+        {
+            let mut i = self.home(s.key);
+            while self.slots[i].pos != POS_EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = s;
+            map[j] = i as u32;
+        }
+        renumber(&map);
+    }
+}
+
 /// A node of an [`Arena`]: the key plus two small per-policy fields.
 #[derive(Clone, Copy, Debug)]
 pub struct Node {

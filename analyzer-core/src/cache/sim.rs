@@ -403,7 +403,7 @@ impl Simulator {
         for e in events.iter().take(PREFETCH_AHEAD) {
             self.prefetch_event(e);
         }
-        self.run_ahead(events);
+        self.run_ahead(events, events.len());
     }
 
     /// [`Simulator::observe`] for callers that hand over one event at a time but read the
@@ -421,11 +421,7 @@ impl Simulator {
         self.pending.push(*e);
         if self.pending.len() >= 2 * PREFETCH_AHEAD {
             let mut pending = std::mem::take(&mut self.pending);
-            let (now, next) = pending.split_at(PREFETCH_AHEAD);
-            for (e, ahead) in now.iter().zip(next) {
-                self.prefetch_event(ahead);
-                self.observe_impl(e, |_| true, None);
-            }
+            self.run_ahead(&pending, PREFETCH_AHEAD);
             pending.drain(..PREFETCH_AHEAD);
             self.pending = pending;
         }
@@ -435,16 +431,16 @@ impl Simulator {
         if !self.pending.is_empty() {
             let mut pending = std::mem::take(&mut self.pending);
             // Every buffered event past the first PREFETCH_AHEAD is yet to be read ahead.
-            self.run_ahead(&pending);
+            self.run_ahead(&pending, pending.len());
             pending.clear();
             self.pending = pending;
         }
     }
 
-    /// Simulates `events` whose first [`PREFETCH_AHEAD`] were read ahead already, reading each
-    /// later one ahead while the `PREFETCH_AHEAD` before it run.
-    fn run_ahead(&mut self, events: &[IoEvent]) {
-        for (i, e) in events.iter().enumerate() {
+    /// Simulates the first `run` of `events`, whose first [`PREFETCH_AHEAD`] were read ahead
+    /// already, reading each later event ahead while the `PREFETCH_AHEAD` before it run.
+    fn run_ahead(&mut self, events: &[IoEvent], run: usize) {
+        for (i, e) in events[..run].iter().enumerate() {
             if let Some(ahead) = events.get(i + PREFETCH_AHEAD) {
                 self.prefetch_event(ahead);
             }

@@ -9,8 +9,8 @@
 //! workloads with loops or scans slightly larger than the cache it can trail LRU, and like CLOCK
 //! it has no frequency beyond one bit.
 
-use super::lru::{renumber_slot, PosTable, NIL_SLOT, PENDING};
 use super::{Policy, PolicyKind};
+use crate::cache::list::{renumber_slot, PosSlot, PosTable, NIL_SLOT, PENDING};
 
 /// The queue in an array, oldest first: each line's slot, appended on insertion. A line's
 /// slot holds its index here (with its visited bit), so an entry is current when the slot it
@@ -189,7 +189,7 @@ impl Policy for Sieve {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.table.slots.capacity() * std::mem::size_of::<super::lru::PosSlot>()
+        self.table.slots.capacity() * std::mem::size_of::<PosSlot>()
             + self.queue.capacity() * std::mem::size_of::<u32>()
     }
 }
