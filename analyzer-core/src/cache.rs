@@ -22,6 +22,7 @@ pub mod bcache;
 pub mod dmcache;
 pub mod future;
 pub mod list;
+pub(crate) mod logs;
 pub mod policy;
 pub mod preset;
 pub mod sampled;

@@ -2,11 +2,12 @@
 //! slots *are* the list nodes, so an access costs one hash probe and the links it follows are in
 //! the slot it found.
 //!
-//! A [`Table`] holds the nodes of all of a policy's lists (ARC's T1, T2, B1 and B2, say; LFU's
+//! A [`Table`] holds the nodes of all of a policy's lists (2Q's A1in, Am and A1out, say; LFU's
 //! frequency buckets), linked by `u32` slot indices. A node moves between lists without
 //! allocating, and evicting a list's tail needs no probe at all (its slot index is the list's
-//! tail). Ghost entries (keys only, as ARC, 2Q and S3-FIFO keep) are nodes on a bounded list
-//! ([`Table::remember`]). Direction: `head` is the newest end (most recently inserted or used),
+//! tail). Ghost entries (keys only, as 2Q keeps) are nodes on a bounded list
+//! ([`Table::remember`]). (LRU, SIEVE, ARC and S3-FIFO keep their queues as logs or arrays over
+//! [`PosTable`] instead, `cache/logs.rs`, so that their evictions read memory in order.) Direction: `head` is the newest end (most recently inserted or used),
 //! `tail` the oldest; `prev` points towards the head, `next` towards the tail (libCacheSim's
 //! convention, which keeps the policies easy to compare with its source).
 //!

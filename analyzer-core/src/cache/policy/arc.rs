@@ -13,19 +13,25 @@
 //! the cache still thrash, and the ghost lists cost memory for up to another c keys.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Table, NIL};
+use crate::cache::logs::{LogQueues, NIL};
 
-/// Lists (and tags) in the table.
-const T1: u8 = 0;
-const T2: u8 = 1;
-const B1: u8 = 2;
-const B2: u8 = 3;
+/// Queues.
+const T1: usize = 0;
+const T2: usize = 1;
+const B1: usize = 2;
+const B2: usize = 3;
 
+/// The four LRU lists as logs over one table ([`LogQueues`]): a hit appends the line's slot to
+/// T2's log and leaves its older entry stale, REPLACE pops T1's or T2's oldest current entry and
+/// appends it to a ghost log in the same slot, a ghost hit moves it to T2's. The same decisions
+/// as the linked lists of the paper (property tests against the reference in `reference.rs`,
+/// with removals), but every list's LRU end is read in order and ahead instead of through a
+/// chain of `prev` links.
 pub struct Arc {
     capacity: u64,
     /// Target size of T1, in lines (fractional, as in libCacheSim).
     p: f64,
-    table: Table,
+    queues: LogQueues,
 }
 
 impl Arc {
@@ -33,40 +39,27 @@ impl Arc {
         Arc {
             capacity,
             p: 0.0,
-            table: Table::new(4, 0, capacity.saturating_mul(2)),
+            queues: LogQueues::new(4, capacity.saturating_mul(2)),
         }
     }
 
-    fn len_of(&self, l: u8) -> u64 {
-        self.table.list(l as usize).len
-    }
-
     fn resident(&self) -> u64 {
-        self.len_of(T1) + self.len_of(T2)
-    }
-
-    fn move_to(&mut self, i: u32, to: u8) {
-        let from = self.table.slot(i).tag;
-        self.table.unlink(from as usize, i);
-        self.table.push_head(to as usize, i);
-        self.table.slot_mut(i).tag = to;
+        self.queues.len(T1) + self.queues.len(T2)
     }
 
     /// REPLACE from the paper: demote T1's or T2's LRU line to its ghost list.
     fn replace(&mut self, in_b2: bool, evicted: &mut Vec<u64>) {
-        let t1 = self.len_of(T1) as f64;
+        let t1 = self.queues.len(T1) as f64;
         let from_t1 = t1 > 0.0 && (t1 > self.p || (t1 == self.p && in_b2));
-        let (src, ghost) = if from_t1 || self.len_of(T2) == 0 {
+        let (src, ghost) = if from_t1 || self.queues.len(T2) == 0 {
             (T1, B1)
         } else {
             (T2, B2)
         };
-        let t = self.table.list(src as usize).tail;
-        if t == NIL {
-            return;
+        if let Some(t) = self.queues.pop_oldest(src) {
+            evicted.push(self.queues.key(t));
+            self.queues.move_to(t, ghost);
         }
-        evicted.push(self.table.slot(t).key);
-        self.move_to(t, ghost);
     }
 }
 
@@ -81,99 +74,91 @@ impl Policy for Arc {
         self.resident()
     }
     fn contains(&self, key: u64) -> bool {
-        let i = self.table.find(key);
-        i != NIL && self.table.slot(i).tag <= T2
+        let i = self.queues.find(key);
+        i != NIL && self.queues.queue(i) <= T2
     }
 
+    #[inline]
     fn access(&mut self, key: u64, _now: u64, _evicted: &mut Vec<u64>) -> bool {
-        let i = self.table.find(key);
-        if i == NIL {
+        let i = self.queues.find(key);
+        if i == NIL || self.queues.queue(i) > T2 {
             return false;
         }
-        match self.table.slot(i).tag {
-            T1 => {
-                self.move_to(i, T2);
-                true
-            }
-            T2 => {
-                self.table.move_to_head(T2 as usize, i);
-                true
-            }
-            _ => false,
-        }
+        self.queues.move_to(i, T2);
+        true
     }
 
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
         let c = self.capacity;
-        let b1 = self.len_of(B1);
-        let b2 = self.len_of(B2);
-        let i = self.table.find(key);
+        let b1 = self.queues.len(B1);
+        let b2 = self.queues.len(B2);
+        let i = self.queues.find(key);
         if i != NIL {
-            let tag = self.table.slot(i).tag;
-            if tag <= T2 {
+            let q = self.queues.queue(i);
+            if q <= T2 {
                 return true;
             }
-            // Cases II and III: a ghost hit adapts p, makes room, and the line enters T2.
-            if tag == B1 {
+            // Cases II and III: a ghost hit adapts p, makes room, and the line enters T2. It
+            // stays on its ghost list meanwhile, as in the paper (REPLACE inserts nothing into
+            // the table, so its slot does not move).
+            if q == B1 {
                 let delta = (b2 as f64 / b1.max(1) as f64).max(1.0);
                 self.p = (self.p + delta).min(c as f64);
             } else {
                 let delta = (b1 as f64 / b2.max(1) as f64).max(1.0);
                 self.p = (self.p - delta).max(0.0);
             }
-            self.replace(tag == B2, evicted);
+            self.replace(q == B2, evicted);
             while self.resident() + 1 > c && self.resident() > 0 {
-                self.replace(tag == B2, evicted);
+                self.replace(q == B2, evicted);
             }
-            self.move_to(i, T2);
+            self.queues.move_to(i, T2);
             return true;
         }
         // Case IV: a line in no list.
-        let t1 = self.len_of(T1);
+        let t1 = self.queues.len(T1);
         if self.resident() + 1 > c {
             if t1 + b1 + 1 > c {
                 if t1 < c {
-                    self.table.forget_oldest(B1 as usize);
+                    self.queues.forget_oldest(B1);
                     self.replace(false, evicted);
-                } else if let Some(k) = self.table.forget_oldest(T1 as usize) {
+                } else if let Some(k) = self.queues.forget_oldest(T1) {
                     evicted.push(k);
                 }
             } else {
                 if self.resident() + b1 + b2 >= 2 * c {
-                    self.table.forget_oldest(B2 as usize);
+                    self.queues.forget_oldest(B2);
                 }
                 self.replace(false, evicted);
             }
         } else {
             if t1 + b1 + 1 > c && b1 > 0 {
-                self.table.forget_oldest(B1 as usize);
+                self.queues.forget_oldest(B1);
             }
-            if self.resident() + self.len_of(B1) + b2 >= 2 * c && b2 > 0 {
-                self.table.forget_oldest(B2 as usize);
+            if self.resident() + self.queues.len(B1) + b2 >= 2 * c && b2 > 0 {
+                self.queues.forget_oldest(B2);
             }
         }
-        let i = self.table.insert(key, T1, 0);
-        self.table.push_head(T1 as usize, i);
+        self.queues.insert(key, T1, 0);
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        let i = self.table.find(key);
+        let i = self.queues.find(key);
         if i == NIL {
             return false;
         }
-        let tag = self.table.slot(i).tag;
-        self.table.unlink(tag as usize, i);
-        self.table.remove_at(i);
-        tag <= T2
+        let resident = self.queues.queue(i) <= T2;
+        self.queues.remove_at(i);
+        resident
     }
 
     #[inline]
     fn prefetch(&self, key: u64) {
-        self.table.prefetch(key);
+        self.queues.prefetch(key);
     }
 
     fn heap_bytes(&self) -> usize {
-        self.table.heap_bytes()
+        self.queues.heap_bytes()
     }
 }

@@ -12,6 +12,11 @@ use crate::cache::future::next_use_of_keys;
 /// A reference cache: `get` returns whether the access hit and inserts on a miss.
 trait Reference {
     fn get(&mut self, key: u64, now: usize, keys: &[u64]) -> bool;
+    /// Drops `key` from wherever the policy holds it (ghost lists too) and returns whether it
+    /// was resident; `None` where the reference does not model removals.
+    fn remove(&mut self, _key: u64) -> Option<bool> {
+        None
+    }
 }
 
 fn pos<T: PartialEq>(v: &[T], x: &T) -> Option<usize> {
@@ -269,6 +274,13 @@ impl Reference for RefS3 {
         }
         false
     }
+    fn remove(&mut self, k: u64) -> Option<bool> {
+        let resident = self.small.iter().chain(&self.main).any(|e| e.0 == k);
+        self.small.retain(|e| e.0 != k);
+        self.main.retain(|e| e.0 != k);
+        self.ghost.retain(|&x| x != k);
+        Some(resident)
+    }
 }
 
 /// ARC with lists whose index 0 is the MRU end.
@@ -333,9 +345,24 @@ impl Reference for RefArc {
                 }
                 self.replace(false);
             }
+        } else {
+            // Room left by removals: the directory is still kept within 2c.
+            if self.t1.len() + self.b1.len() + 1 > self.c {
+                self.b1.pop();
+            }
+            if self.t1.len() + self.t2.len() + self.b1.len() + self.b2.len() >= 2 * self.c {
+                self.b2.pop();
+            }
         }
         self.t1.insert(0, k);
         false
+    }
+    fn remove(&mut self, k: u64) -> Option<bool> {
+        let resident = self.t1.contains(&k) || self.t2.contains(&k);
+        for l in [&mut self.t1, &mut self.t2, &mut self.b1, &mut self.b2] {
+            l.retain(|&x| x != k);
+        }
+        Some(resident)
     }
 }
 
@@ -596,6 +623,69 @@ prop_policy!(s3fifo_matches_reference, PolicyKind::S3Fifo);
 prop_policy!(arc_matches_reference, PolicyKind::Arc);
 prop_policy!(lirs_matches_reference, PolicyKind::Lirs);
 prop_policy!(belady_matches_reference, PolicyKind::Belady);
+
+/// Long runs with removals mixed in, for the policies whose references model removals: every
+/// access's hit and every removal's answer equal. Long enough (and with few enough keys) that
+/// the fast policies' logs are compacted and their tables rebuilt under them.
+fn check_with_removals(
+    kind: PolicyKind,
+    cap: usize,
+    ops: &[(u64, bool)],
+) -> Result<(), TestCaseError> {
+    let mut fast = new_policy(kind, cap as u64, None).expect("valid capacity");
+    let mut slow = reference(kind, cap);
+    let mut evicted = Vec::new();
+    for (now, &(k, remove)) in ops.iter().enumerate() {
+        if remove {
+            let want = slow.remove(k).expect("the reference models removals");
+            prop_assert_eq!(
+                fast.remove(k),
+                want,
+                "{:?} cap {}: removal {} of {}",
+                kind,
+                cap,
+                now,
+                k
+            );
+            continue;
+        }
+        let hit = fast.access(k, now as u64, &mut evicted);
+        if !hit {
+            fast.insert(k, now as u64, &mut evicted);
+        }
+        prop_assert_eq!(
+            hit,
+            slow.get(k, now, &[]),
+            "{:?} cap {}: access {} of {}",
+            kind,
+            cap,
+            now,
+            k
+        );
+        prop_assert!(fast.len() <= cap as u64);
+    }
+    Ok(())
+}
+
+fn long_trace() -> impl Strategy<Value = (usize, Vec<(u64, bool)>)> {
+    (1usize..120, 2u64..400, 0u32..20).prop_flat_map(|(cap, keys, removal_pct)| {
+        let op = (0..keys, 0u32..100).prop_map(move |(k, r)| (k, r < removal_pct));
+        (Just(cap), prop::collection::vec(op, 0..4000))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn arc_matches_reference_with_removals((cap, ops) in long_trace()) {
+        check_with_removals(PolicyKind::Arc, cap, &ops)?;
+    }
+
+    #[test]
+    fn s3fifo_matches_reference_with_removals((cap, ops) in long_trace()) {
+        check_with_removals(PolicyKind::S3Fifo, cap, &ops)?;
+    }
+}
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(100))]

@@ -14,20 +14,27 @@
 //! ghost's reach) look like one-hit wonders and never reach main; LRU or ARC do better there.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Table, NIL};
+use crate::cache::logs::{LogQueues, NIL};
 
-/// Lists (and tags) in the table.
-const SMALL: u8 = 0;
-const MAIN: u8 = 1;
-const GHOST: u8 = 2;
+/// Queues.
+const SMALL: usize = 0;
+const MAIN: usize = 1;
+const GHOST: usize = 2;
 
+/// The three FIFOs as logs over one table ([`LogQueues`]): a line's slot holds its queue, its
+/// log position and its frequency (capped at [`crate::cache::logs::AUX_MAX`]; the rules below
+/// never tell apart counts above 3). Moving a line from small to main or reinserting it in
+/// main pops a log's front and appends to main's; a ghost keeps its slot, so a line evicted
+/// from small becomes a ghost without leaving the table, and a ghost hit enters main in the same
+/// slot. The same decisions as the lists of `S3FIFO.c` (property tests against the reference in
+/// `reference.rs`, with removals), but the queues' fronts are read in order and ahead.
 pub struct S3Fifo {
     capacity: u64,
     small_max: u64,
     main_max: u64,
     ghost_max: u64,
     has_evicted: bool,
-    table: Table,
+    queues: LogQueues,
 }
 
 impl S3Fifo {
@@ -40,43 +47,46 @@ impl S3Fifo {
             main_max: capacity.saturating_sub(small_max),
             ghost_max,
             has_evicted: false,
-            table: Table::new(3, 0, capacity.saturating_add(ghost_max)),
+            queues: LogQueues::new(3, capacity.saturating_add(ghost_max)),
         }
     }
 
-    fn len_of(&self, l: u8) -> u64 {
-        self.table.list(l as usize).len
-    }
-
     fn resident(&self) -> u64 {
-        self.len_of(SMALL) + self.len_of(MAIN)
+        self.queues.len(SMALL) + self.queues.len(MAIN)
     }
 
     fn evict_small(&mut self, evicted: &mut Vec<u64>) {
-        while let Some(t) = self.table.pop_tail(SMALL as usize) {
-            if self.table.slot(t).aux >= 2 {
-                let n = self.table.slot_mut(t);
-                n.tag = MAIN;
-                n.aux = 0;
-                self.table.push_head(MAIN as usize, t);
+        while let Some(t) = self.queues.pop_oldest(SMALL) {
+            if self.queues.aux(t) >= 2 {
+                self.queues.set_aux(t, 0);
+                self.queues.move_to(t, MAIN);
             } else {
-                let k = self.table.remove_at(t);
-                evicted.push(k);
-                self.table
-                    .remember(GHOST as usize, k, GHOST, self.ghost_max);
+                evicted.push(self.queues.key(t));
+                // The line becomes a ghost in its own slot (the list version drops it and
+                // records its key anew: the same bounded FIFO of keys).
+                if self.ghost_max == 0 {
+                    self.queues.remove_at(t);
+                    return;
+                }
+                while self.queues.len(GHOST) >= self.ghost_max {
+                    self.queues.forget_oldest(GHOST);
+                }
+                self.queues.set_aux(t, 0);
+                self.queues.move_to(t, GHOST);
                 return;
             }
         }
     }
 
     fn evict_main(&mut self, evicted: &mut Vec<u64>) {
-        while let Some(t) = self.table.pop_tail(MAIN as usize) {
-            let f = self.table.slot(t).aux;
+        while let Some(t) = self.queues.pop_oldest(MAIN) {
+            let f = self.queues.aux(t);
             if f >= 1 {
-                self.table.slot_mut(t).aux = f.min(3) - 1;
-                self.table.push_head(MAIN as usize, t);
+                self.queues.set_aux(t, f.min(3) - 1);
+                self.queues.move_to(t, MAIN);
             } else {
-                evicted.push(self.table.remove_at(t));
+                evicted.push(self.queues.key(t));
+                self.queues.remove_at(t);
                 return;
             }
         }
@@ -94,67 +104,68 @@ impl Policy for S3Fifo {
         self.resident()
     }
     fn contains(&self, key: u64) -> bool {
-        let i = self.table.find(key);
-        i != NIL && self.table.slot(i).tag != GHOST
+        let i = self.queues.find(key);
+        i != NIL && self.queues.queue(i) != GHOST
     }
 
     #[inline]
     fn access(&mut self, key: u64, _now: u64, _evicted: &mut Vec<u64>) -> bool {
-        let i = self.table.find(key);
-        if i == NIL {
+        let i = self.queues.find(key);
+        if i == NIL || self.queues.queue(i) == GHOST {
             return false;
         }
-        let n = self.table.slot_mut(i);
-        if n.tag == GHOST {
-            return false;
-        }
-        n.aux = n.aux.saturating_add(1);
+        let f = self.queues.aux(i);
+        self.queues.set_aux(i, f.saturating_add(1));
         true
     }
 
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        let i = self.table.find(key);
+        let i = self.queues.find(key);
         let ghost = if i == NIL {
             false
-        } else if self.table.slot(i).tag == GHOST {
-            self.table.unlink(GHOST as usize, i);
-            self.table.remove_at(i);
+        } else if self.queues.queue(i) == GHOST {
+            // Out of the ghost queue before any eviction (which may trim it), as the list
+            // version unlinks it first; it enters main below in the same slot (evictions
+            // insert nothing, so no rebuild moves it).
+            self.queues.detach(i);
             true
         } else {
             return true;
         };
         while self.resident() + 1 > self.capacity && self.resident() > 0 {
             self.has_evicted = true;
-            if self.len_of(MAIN) > self.main_max || self.len_of(SMALL) == 0 {
+            if self.queues.len(MAIN) > self.main_max || self.queues.len(SMALL) == 0 {
                 self.evict_main(evicted);
             } else {
                 self.evict_small(evicted);
             }
         }
-        let to_main = ghost || (!self.has_evicted && self.len_of(SMALL) >= self.small_max);
-        let to = if to_main { MAIN } else { SMALL };
-        let i = self.table.insert(key, to, 0);
-        self.table.push_head(to as usize, i);
+        if ghost {
+            self.queues.move_to(i, MAIN);
+        } else {
+            let to_main = !self.has_evicted && self.queues.len(SMALL) >= self.small_max;
+            self.queues
+                .insert(key, if to_main { MAIN } else { SMALL }, 0);
+        }
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        let i = self.table.find(key);
+        let i = self.queues.find(key);
         if i == NIL {
             return false;
         }
-        let tag = self.table.slot(i).tag;
-        self.table.unlink(tag as usize, i);
-        self.table.remove_at(i);
-        tag != GHOST
+        let resident = self.queues.queue(i) != GHOST;
+        self.queues.remove_at(i);
+        resident
     }
 
     #[inline]
     fn prefetch(&self, key: u64) {
-        self.table.prefetch(key);
+        self.queues.prefetch(key);
     }
 
     fn heap_bytes(&self) -> usize {
-        self.table.heap_bytes()
+        self.queues.heap_bytes()
     }
 }
