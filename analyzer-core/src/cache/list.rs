@@ -2,14 +2,15 @@
 //! slots *are* the list nodes, so an access costs one hash probe and the links it follows are in
 //! the slot it found.
 //!
-//! A [`Table`] holds the nodes of all of a policy's lists (2Q's A1in, Am and A1out, say; LFU's
-//! frequency buckets), linked by `u32` slot indices. A node moves between lists without
-//! allocating, and evicting a list's tail needs no probe at all (its slot index is the list's
-//! tail). Ghost entries (keys only, as 2Q keeps) are nodes on a bounded list
-//! ([`Table::remember`]). (LRU, SIEVE, ARC and S3-FIFO keep their queues as logs or arrays over
-//! [`PosTable`] instead, `cache/logs.rs`, so that their evictions read memory in order.) Direction: `head` is the newest end (most recently inserted or used),
-//! `tail` the oldest; `prev` points towards the head, `next` towards the tail (libCacheSim's
-//! convention, which keeps the policies easy to compare with its source).
+//! A [`Table`] holds the nodes of all of a policy's lists (LFU's frequency buckets, say),
+//! linked by `u32` slot indices. A node moves between lists without allocating, and evicting a
+//! list's tail needs no probe at all (its slot index is the list's tail). (LRU, SIEVE, ARC,
+//! S3-FIFO, 2Q and SLRU keep their queues as logs or arrays over [`PosTable`] instead,
+//! `cache/logs.rs`, so that their evictions read memory in order; FIFO, CLOCK, LFU and the
+//! weighted LRU of the Array view's estimate use the lists.) Direction: `head` is the newest
+//! end (most recently inserted or used), `tail` the oldest; `prev` points towards the head,
+//! `next` towards the tail (libCacheSim's convention, which keeps the policies easy to compare
+//! with its source).
 //!
 //! Probing is linear from a Fibonacci hash of the key with its two low bits cleared, plus those
 //! bits (one multiply): each aligned group of four consecutive block keys has four neighbouring
@@ -343,26 +344,6 @@ impl Table {
             }
         }
         Some(t)
-    }
-
-    /// The bounded ghost list: records `key` (absent from the table) at the head of list `l`
-    /// with `tag`, first forgetting the oldest ghosts so the list keeps at most `max` keys.
-    /// Nothing is recorded when `max` is 0.
-    pub fn remember(&mut self, l: usize, key: u64, tag: u8, max: u64) {
-        if max == 0 {
-            return;
-        }
-        while self.lists[l].len >= max {
-            self.forget_oldest(l);
-        }
-        let i = self.insert(key, tag, 0);
-        self.push_head(l, i);
-    }
-
-    /// Drops the tail of list `l` from the table, returning its key.
-    pub fn forget_oldest(&mut self, l: usize) -> Option<u64> {
-        let t = self.pop_tail(l)?;
-        Some(self.remove_at(t))
     }
 
     /// Renumbers every entry into `n` slots and fixes links, list ends and cursors.
@@ -743,18 +724,6 @@ mod tests {
         assert_eq!(t.remove_at(ids[1]), 1);
         assert_eq!(t.find(1), NIL);
         assert_eq!(t.find(3), ids[3]);
-    }
-
-    #[test]
-    fn ghosts_stay_bounded() {
-        let mut t = Table::new(1, 0, 4);
-        for k in 0..100 {
-            t.remember(0, k, 3, 10);
-        }
-        assert_eq!(keys(&t, 0), (90..100).rev().collect::<Vec<_>>());
-        assert_eq!(t.len(), 10);
-        assert_eq!(t.find(89), NIL);
-        assert_eq!(t.slot(t.find(95)).tag, 3);
     }
 
     proptest! {

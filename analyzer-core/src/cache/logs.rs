@@ -1,5 +1,6 @@
 //! Several queues kept as logs over one [`PosTable`]: the structure of the multi-queue policies
-//! (ARC's T1, T2, B1 and B2; S3-FIFO's small, main and ghost FIFOs) without linked lists.
+//! (ARC's T1, T2, B1 and B2; S3-FIFO's small, main and ghost FIFOs; 2Q's three lists; SLRU's
+//! segments) without linked lists.
 //!
 //! Every queue is a log of table slots, oldest first, and a key's slot names its queue and its
 //! position in that queue's log (and a few bits of per-key state, S3-FIFO's frequency). Moving
@@ -157,6 +158,20 @@ impl LogQueues {
         let key = self.key(slot);
         self.table.remove_at(slot);
         Some(key)
+    }
+
+    /// Makes the key in `slot` a ghost: moves it to the newest end of queue `q`, first
+    /// forgetting `q`'s oldest keys so that it holds at most `max`; removes it when `max` is 0.
+    pub(crate) fn remember(&mut self, slot: usize, q: usize, max: u64) {
+        if max == 0 {
+            self.remove_at(slot);
+            return;
+        }
+        self.detach(slot);
+        while self.len(q) >= max {
+            self.forget_oldest(q);
+        }
+        self.move_to(slot, q);
     }
 
     /// Removes the key in `slot` from its queue and the table (its log entry goes stale).

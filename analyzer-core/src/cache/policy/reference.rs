@@ -159,6 +159,13 @@ impl Reference for RefSlru {
         self.2[seg].insert(0, k);
         false
     }
+    fn remove(&mut self, k: u64) -> Option<bool> {
+        let resident = self.2.iter().any(|seg| seg.contains(&k));
+        for seg in &mut self.2 {
+            seg.retain(|&x| x != k);
+        }
+        Some(resident)
+    }
 }
 
 /// 2Q: `ain` and `aout` are FIFOs (front oldest), `am` an LRU (index 0 MRU).
@@ -210,6 +217,13 @@ impl Reference for RefTwoQ {
             self.ain.push_back(k);
         }
         false
+    }
+    fn remove(&mut self, k: u64) -> Option<bool> {
+        let resident = self.ain.contains(&k) || self.am.contains(&k);
+        self.ain.retain(|&x| x != k);
+        self.am.retain(|&x| x != k);
+        self.aout.retain(|&x| x != k);
+        Some(resident)
     }
 }
 
@@ -600,13 +614,18 @@ fn trace() -> impl Strategy<Value = (usize, Vec<u64>)> {
         .prop_flat_map(|(cap, keys)| (Just(cap), prop::collection::vec(0..keys, 0..400)))
 }
 
+/// A property test that `check` passes for policy `kind` on `cases` runs of `strategy`
+/// (`trace()` and [`check`], 200 runs, by default).
 macro_rules! prop_policy {
     ($name:ident, $kind:expr) => {
+        prop_policy!($name, $kind, 200, trace(), check);
+    };
+    ($name:ident, $kind:expr, $cases:expr, $strategy:expr, $check:ident) => {
         proptest! {
-            #![proptest_config(ProptestConfig::with_cases(200))]
+            #![proptest_config(ProptestConfig::with_cases($cases))]
             #[test]
-            fn $name((cap, keys) in trace()) {
-                check($kind, cap, &keys)?;
+            fn $name((cap, ops) in $strategy) {
+                $check($kind, cap, &ops)?;
             }
         }
     };
@@ -674,18 +693,34 @@ fn long_trace() -> impl Strategy<Value = (usize, Vec<(u64, bool)>)> {
     })
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
-    #[test]
-    fn arc_matches_reference_with_removals((cap, ops) in long_trace()) {
-        check_with_removals(PolicyKind::Arc, cap, &ops)?;
-    }
-
-    #[test]
-    fn s3fifo_matches_reference_with_removals((cap, ops) in long_trace()) {
-        check_with_removals(PolicyKind::S3Fifo, cap, &ops)?;
-    }
-}
+prop_policy!(
+    arc_matches_reference_with_removals,
+    PolicyKind::Arc,
+    64,
+    long_trace(),
+    check_with_removals
+);
+prop_policy!(
+    s3fifo_matches_reference_with_removals,
+    PolicyKind::S3Fifo,
+    64,
+    long_trace(),
+    check_with_removals
+);
+prop_policy!(
+    twoq_matches_reference_with_removals,
+    PolicyKind::TwoQ,
+    64,
+    long_trace(),
+    check_with_removals
+);
+prop_policy!(
+    slru_matches_reference_with_removals,
+    PolicyKind::Slru,
+    64,
+    long_trace(),
+    check_with_removals
+);
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(100))]

@@ -64,15 +64,8 @@ impl S3Fifo {
                 evicted.push(self.queues.key(t));
                 // The line becomes a ghost in its own slot (the list version drops it and
                 // records its key anew: the same bounded FIFO of keys).
-                if self.ghost_max == 0 {
-                    self.queues.remove_at(t);
-                    return;
-                }
-                while self.queues.len(GHOST) >= self.ghost_max {
-                    self.queues.forget_oldest(GHOST);
-                }
                 self.queues.set_aux(t, 0);
-                self.queues.move_to(t, GHOST);
+                self.queues.remember(t, GHOST, self.ghost_max);
                 return;
             }
         }

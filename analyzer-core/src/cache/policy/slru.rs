@@ -13,14 +13,17 @@
 //! protected segments behaves like a smaller LRU.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Table, NIL};
+use crate::cache::logs::{LogQueues, NIL};
 
 const SEGMENTS: usize = 4;
 
+/// The segments as LRU logs over one table ([`LogQueues`], as ARC keeps its lists): a hit or a
+/// promotion appends to a segment's log, a demotion pops one log's front and appends to the
+/// next one down. Property-tested against the reference in `reference.rs`.
 pub struct Slru {
     capacity: u64,
-    /// One list per segment; a node's tag is its segment.
-    table: Table,
+    /// One queue per segment.
+    queues: LogQueues,
     max: [u64; SEGMENTS],
 }
 
@@ -29,20 +32,20 @@ impl Slru {
         let per = (capacity / SEGMENTS as u64).max(1);
         Slru {
             capacity,
-            table: Table::new(SEGMENTS, 0, capacity),
+            queues: LogQueues::new(SEGMENTS, capacity),
             max: [per; SEGMENTS],
         }
     }
 
     fn resident(&self) -> u64 {
-        self.table.len() as u64
+        (0..SEGMENTS).map(|s| self.queues.len(s)).sum()
     }
 
     /// Evicts the LRU line of the lowest non-empty segment.
     fn evict(&mut self, evicted: &mut Vec<u64>) {
         for s in 0..SEGMENTS {
-            if let Some(t) = self.table.pop_tail(s) {
-                evicted.push(self.table.remove_at(t));
+            if let Some(k) = self.queues.forget_oldest(s) {
+                evicted.push(k);
                 return;
             }
         }
@@ -54,12 +57,11 @@ impl Slru {
             self.evict(evicted);
             return;
         }
-        let Some(t) = self.table.pop_tail(id) else {
+        let Some(t) = self.queues.pop_oldest(id) else {
             return;
         };
-        self.table.push_head(id - 1, t);
-        self.table.slot_mut(t).tag = (id - 1) as u8;
-        while self.table.list(id - 1).len > self.max[id - 1] {
+        self.queues.move_to(t, id - 1);
+        while self.queues.len(id - 1) > self.max[id - 1] {
             self.cool(id - 1, evicted);
         }
     }
@@ -76,22 +78,21 @@ impl Policy for Slru {
         self.resident()
     }
     fn contains(&self, key: u64) -> bool {
-        self.table.find(key) != NIL
+        self.queues.find(key) != NIL
     }
 
+    #[inline]
     fn access(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        let i = self.table.find(key);
+        let i = self.queues.find(key);
         if i == NIL {
             return false;
         }
-        let s = self.table.slot(i).tag as usize;
+        let s = self.queues.queue(i);
         if s == SEGMENTS - 1 {
-            self.table.move_to_head(s, i);
+            self.queues.move_to(i, s);
         } else {
-            self.table.unlink(s, i);
-            self.table.push_head(s + 1, i);
-            self.table.slot_mut(i).tag = (s + 1) as u8;
-            while self.table.list(s + 1).len > self.max[s + 1] {
+            self.queues.move_to(i, s + 1);
+            while self.queues.len(s + 1) > self.max[s + 1] {
                 self.cool(s + 1, evicted);
             }
         }
@@ -103,30 +104,27 @@ impl Policy for Slru {
             self.evict(evicted);
         }
         let seg = (0..SEGMENTS)
-            .find(|&s| self.table.list(s).len < self.max[s])
+            .find(|&s| self.queues.len(s) < self.max[s])
             .unwrap_or(0);
-        let i = self.table.insert(key, seg as u8, 0);
-        self.table.push_head(seg, i);
+        self.queues.insert(key, seg, 0);
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        let i = self.table.find(key);
+        let i = self.queues.find(key);
         if i == NIL {
             return false;
         }
-        let s = self.table.slot(i).tag as usize;
-        self.table.unlink(s, i);
-        self.table.remove_at(i);
+        self.queues.remove_at(i);
         true
     }
 
     #[inline]
     fn prefetch(&self, key: u64) {
-        self.table.prefetch(key);
+        self.queues.prefetch(key);
     }
 
     fn heap_bytes(&self) -> usize {
-        self.table.heap_bytes()
+        self.queues.heap_bytes()
     }
 }

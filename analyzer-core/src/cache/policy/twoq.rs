@@ -12,19 +12,22 @@
 //! distance exceeds `A1in + A1out` never get into `Am` and behave like a small FIFO.
 
 use super::{Policy, PolicyKind};
-use crate::cache::list::{Table, NIL};
+use crate::cache::logs::{LogQueues, NIL};
 
-/// Lists (and tags) in the table.
-const AIN: u8 = 0;
-const AM: u8 = 1;
-const AOUT: u8 = 2;
+/// Queues.
+const AIN: usize = 0;
+const AM: usize = 1;
+const AOUT: usize = 2;
 
+/// The three lists as logs over one table ([`LogQueues`], as ARC and S3-FIFO keep theirs): a
+/// hit in `Am` appends to its log, a line evicted from `A1in` becomes a ghost in its own slot,
+/// a ghost hit enters `Am` in it. Property-tested against the reference in `reference.rs`.
 pub struct TwoQ {
     capacity: u64,
     ain_max: u64,
     aout_max: u64,
     am_max: u64,
-    table: Table,
+    queues: LogQueues,
 }
 
 impl TwoQ {
@@ -36,22 +39,27 @@ impl TwoQ {
             ain_max,
             aout_max,
             am_max: capacity.saturating_sub(ain_max).max(1),
-            table: Table::new(3, 0, capacity.saturating_add(aout_max)),
+            queues: LogQueues::new(3, capacity.saturating_add(aout_max)),
         }
-    }
-
-    fn len_of(&self, l: u8) -> u64 {
-        self.table.list(l as usize).len
     }
 
     fn resident(&self) -> u64 {
-        self.len_of(AIN) + self.len_of(AM)
+        self.queues.len(AIN) + self.queues.len(AM)
     }
 
     fn evict_am_tail(&mut self, evicted: &mut Vec<u64>) {
-        if let Some(t) = self.table.pop_tail(AM as usize) {
-            evicted.push(self.table.remove_at(t));
+        if let Some(k) = self.queues.forget_oldest(AM) {
+            evicted.push(k);
         }
+    }
+
+    /// Evicts `A1in`'s oldest line, remembering its key in `A1out`.
+    fn evict_ain_tail(&mut self, evicted: &mut Vec<u64>) {
+        let Some(t) = self.queues.pop_oldest(AIN) else {
+            return;
+        };
+        evicted.push(self.queues.key(t));
+        self.queues.remember(t, AOUT, self.aout_max);
     }
 }
 
@@ -66,19 +74,20 @@ impl Policy for TwoQ {
         self.resident()
     }
     fn contains(&self, key: u64) -> bool {
-        let i = self.table.find(key);
-        i != NIL && self.table.slot(i).tag != AOUT
+        let i = self.queues.find(key);
+        i != NIL && self.queues.queue(i) != AOUT
     }
 
+    #[inline]
     fn access(&mut self, key: u64, _now: u64, _evicted: &mut Vec<u64>) -> bool {
-        let i = self.table.find(key);
+        let i = self.queues.find(key);
         if i == NIL {
             return false;
         }
-        match self.table.slot(i).tag {
+        match self.queues.queue(i) {
             AIN => true,
             AM => {
-                self.table.move_to_head(AM as usize, i);
+                self.queues.move_to(i, AM);
                 true
             }
             _ => false,
@@ -86,57 +95,51 @@ impl Policy for TwoQ {
     }
 
     fn insert(&mut self, key: u64, _now: u64, evicted: &mut Vec<u64>) -> bool {
-        let i = self.table.find(key);
+        let i = self.queues.find(key);
         let ghost = if i == NIL {
             false
-        } else if self.table.slot(i).tag == AOUT {
-            self.table.unlink(AOUT as usize, i);
-            self.table.remove_at(i);
+        } else if self.queues.queue(i) == AOUT {
+            // Out of A1out before any eviction (which may trim it); it enters Am below in the
+            // same slot (evictions insert nothing, so no rebuild moves it).
+            self.queues.detach(i);
             true
         } else {
             return true;
         };
         while self.resident() + 1 > self.capacity && self.resident() > 0 {
-            if self.len_of(AIN) > self.ain_max || self.len_of(AM) == 0 {
-                if let Some(t) = self.table.pop_tail(AIN as usize) {
-                    let k = self.table.remove_at(t);
-                    evicted.push(k);
-                    self.table.remember(AOUT as usize, k, AOUT, self.aout_max);
-                }
+            if self.queues.len(AIN) > self.ain_max || self.queues.len(AM) == 0 {
+                self.evict_ain_tail(evicted);
             } else {
                 self.evict_am_tail(evicted);
             }
         }
-        let to = if ghost {
-            while self.len_of(AM) + 1 > self.am_max && self.len_of(AM) > 0 {
+        if ghost {
+            while self.queues.len(AM) + 1 > self.am_max && self.queues.len(AM) > 0 {
                 self.evict_am_tail(evicted);
             }
-            AM
+            self.queues.move_to(i, AM);
         } else {
-            AIN
-        };
-        let i = self.table.insert(key, to, 0);
-        self.table.push_head(to as usize, i);
+            self.queues.insert(key, AIN, 0);
+        }
         true
     }
 
     fn remove(&mut self, key: u64) -> bool {
-        let i = self.table.find(key);
+        let i = self.queues.find(key);
         if i == NIL {
             return false;
         }
-        let tag = self.table.slot(i).tag;
-        self.table.unlink(tag as usize, i);
-        self.table.remove_at(i);
-        tag != AOUT
+        let resident = self.queues.queue(i) != AOUT;
+        self.queues.remove_at(i);
+        resident
     }
 
     #[inline]
     fn prefetch(&self, key: u64) {
-        self.table.prefetch(key);
+        self.queues.prefetch(key);
     }
 
     fn heap_bytes(&self) -> usize {
-        self.table.heap_bytes()
+        self.queues.heap_bytes()
     }
 }
