@@ -1,6 +1,7 @@
 //! Cache-simulator throughput: requests per second per policy on a deterministic synthetic Zipf
-//! trace, one thread, through the full `Simulator::observe` path (line splitting, policy,
-//! statistics, time bins).
+//! trace, one thread, through the full simulator (line splitting, policy, statistics, time
+//! bins) in batches of 1,024 requests (`Simulator::observe_batch`, which reads the table slots
+//! ahead, as the `simulate` job's exact cells do).
 //!
 //! `cargo bench -p analyzer-core --bench cache` runs criterion on a 2M-request slice per policy.
 //! `BLOCKSIGHT_BENCH_FULL=1 cargo bench -p analyzer-core --bench cache` additionally replays the
@@ -21,6 +22,9 @@ mod cpu;
 use cpu::cpu_secs;
 
 const ZIPF_ALPHA: f64 = 0.99;
+
+/// Requests handed to the simulator at once (a decoder's batch).
+const BATCH: usize = 1024;
 
 fn universe_lines() -> usize {
     std::env::var("BLOCKSIGHT_BENCH_UNIVERSE_LINES")
@@ -76,8 +80,16 @@ fn run(kind: PolicyKind, cache_lines: u64, lines: &[u32]) -> (u64, u64) {
         Simulator::new(&config)
     }
     .expect("valid config");
-    for (i, &l) in lines.iter().enumerate() {
-        sim.observe(&event(i, l));
+    let mut batch = Vec::with_capacity(BATCH);
+    for (first, chunk) in lines.chunks(BATCH).enumerate() {
+        batch.clear();
+        batch.extend(
+            chunk
+                .iter()
+                .enumerate()
+                .map(|(j, &l)| event(first * BATCH + j, l)),
+        );
+        sim.observe_batch(&batch);
     }
     let r = sim.finish();
     (
