@@ -23,8 +23,8 @@
 //! when it holds more) when live plus tombstones pass 5/8, which keeps a miss's probe (it runs
 //! to an empty slot) short: at 1% of the footprint four accesses in five are misses. The price
 //! is memory: 24-byte slots at 3/16 to 3/8 occupancy are 64–128 bytes per entry. A rehash
-//! renumbers the slots and fixes every link, list end and cursor (a policy's saved position,
-//! SIEVE's hand), so policies never hold slot indices elsewhere. It starts at no more than
+//! renumbers the slots and fixes every link and list end, so policies never hold slot indices
+//! elsewhere. It starts at no more than
 //! [`super::policy::PREALLOC_LINES`] entries and grows with the entries it holds; once it has
 //! grown to the policy's working size no access allocates.
 
@@ -91,13 +91,11 @@ pub struct Table {
     live: usize,
     tombs: usize,
     lists: Vec<List>,
-    cursors: Vec<u32>,
 }
 
 impl Table {
-    /// A table for `lists` lists and `cursors` saved positions, with room for `expected`
-    /// entries before it first grows.
-    pub fn new(lists: usize, cursors: usize, expected: u64) -> Table {
+    /// A table for `lists` lists, with room for `expected` entries before it first grows.
+    pub fn new(lists: usize, expected: u64) -> Table {
         let expected = expected.min(super::policy::PREALLOC_LINES) as usize;
         let n = (expected * 2).next_power_of_two().max(16);
         Table {
@@ -106,7 +104,6 @@ impl Table {
             live: 0,
             tombs: 0,
             lists: vec![List::default(); lists],
-            cursors: vec![NIL; cursors],
         }
     }
 
@@ -251,16 +248,6 @@ impl Table {
         self.lists.len() - 1
     }
 
-    #[inline]
-    pub fn cursor(&self, c: usize) -> u32 {
-        self.cursors[c]
-    }
-
-    #[inline]
-    pub fn set_cursor(&mut self, c: usize, i: u32) {
-        self.cursors[c] = i;
-    }
-
     /// Links node `i` at the head (newest end) of list `l`.
     #[inline]
     pub fn push_head(&mut self, l: usize, i: u32) {
@@ -346,7 +333,7 @@ impl Table {
         Some(t)
     }
 
-    /// Renumbers every entry into `n` slots and fixes links, list ends and cursors.
+    /// Renumbers every entry into `n` slots and fixes links and list ends.
     fn rehash(&mut self, n: usize) {
         let old = std::mem::replace(&mut self.slots, vec![EMPTY_SLOT; n]);
         self.shift = 64 - n.trailing_zeros();
@@ -375,16 +362,12 @@ impl Table {
             l.head = fix(l.head);
             l.tail = fix(l.tail);
         }
-        for c in &mut self.cursors {
-            *c = fix(*c);
-        }
     }
 
     /// Heap bytes held, for memory reports.
     pub fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Slot>()
             + self.lists.capacity() * std::mem::size_of::<List>()
-            + self.cursors.capacity() * 4
     }
 }
 
@@ -707,7 +690,7 @@ mod tests {
 
     #[test]
     fn push_unlink_move_keep_order() {
-        let mut t = Table::new(1, 0, 4);
+        let mut t = Table::new(1, 4);
         let ids: Vec<u32> = (0..4).map(|k| t.insert(k, 0, 0)).collect();
         for &i in &ids {
             t.push_head(0, i);
@@ -727,14 +710,13 @@ mod tests {
     }
 
     proptest! {
-        /// Random inserts, removals and moves over two lists and a cursor, across many
+        /// Random inserts, removals and moves over two lists, across many
         /// rehashes, against a map and two deques.
         #[test]
         fn matches_a_map_and_deques(ops in proptest::collection::vec((0u64..300, 0u8..4), 0..4000)) {
-            let mut t = Table::new(2, 1, 8);
+            let mut t = Table::new(2, 8);
             let mut model: BTreeMap<u64, usize> = BTreeMap::new();
             let mut lists = [VecDeque::new(), VecDeque::new()];
-            let mut cursor_key = None;
             for (k, op) in ops {
                 let key = k.wrapping_mul(0x1_0000_0001); // sparse keys, some sharing home slots
                 let at = t.find(key);
@@ -746,18 +728,12 @@ mod tests {
                         t.push_head(l, i);
                         lists[l].push_front(key);
                         model.insert(key, l);
-                        t.set_cursor(0, i);
-                        cursor_key = Some(key);
                     }
                     (Some(l), 0) => {
                         t.unlink(l, at);
                         t.remove_at(at);
                         lists[l].retain(|&x| x != key);
                         model.remove(&key);
-                        if cursor_key == Some(key) {
-                            t.set_cursor(0, NIL);
-                            cursor_key = None;
-                        }
                     }
                     (Some(l), 1) => {
                         t.move_to_head(l, at);
@@ -769,17 +745,8 @@ mod tests {
                             let old = t.remove_at(tail);
                             prop_assert_eq!(lists[l].pop_back(), Some(old));
                             model.remove(&old);
-                            if cursor_key == Some(old) {
-                                t.set_cursor(0, NIL);
-                                cursor_key = None;
-                            }
                         }
                     }
-                }
-                let c = t.cursor(0);
-                match cursor_key {
-                    Some(k) => prop_assert_eq!(t.slot(c).key, k),
-                    None => prop_assert_eq!(c, NIL),
                 }
                 prop_assert_eq!(t.len(), model.len());
             }

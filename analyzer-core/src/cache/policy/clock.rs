@@ -26,7 +26,7 @@ impl Clock {
         Clock {
             capacity,
             max_freq: (1u32 << bits.clamp(1, 8)) - 1,
-            table: Table::new(1, 0, capacity),
+            table: Table::new(1, capacity),
         }
     }
 }

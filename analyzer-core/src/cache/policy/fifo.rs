@@ -23,7 +23,7 @@ impl Fifo {
     pub fn new(capacity: u64) -> Fifo {
         Fifo {
             capacity,
-            table: Table::new(1, 0, capacity),
+            table: Table::new(1, capacity),
         }
     }
 }

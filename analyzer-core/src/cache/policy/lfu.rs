@@ -35,7 +35,7 @@ impl Lfu {
     pub fn new(capacity: u64) -> Lfu {
         Lfu {
             capacity,
-            table: Table::new(0, 0, capacity),
+            table: Table::new(0, capacity),
             buckets: Vec::new(),
             free_buckets: Vec::new(),
             lowest: NIL,

@@ -224,7 +224,7 @@ impl WeightedLru {
             light_weight: light_weight.max(1),
             heavy_weight: heavy_weight.max(1),
             // A sample holds far fewer lines than the capacity: the table grows as needed.
-            table: Table::new(1, 0, 1024),
+            table: Table::new(1, 1024),
         }
     }
 
@@ -233,7 +233,7 @@ impl WeightedLru {
     /// several times over.
     pub fn with_expected_lines(self, lines: u64) -> WeightedLru {
         WeightedLru {
-            table: Table::new(1, 0, lines),
+            table: Table::new(1, lines),
             ..self
         }
     }
