@@ -70,10 +70,13 @@ impl Ord for Held {
 /// source without a decoder (the native Parquet reader) apply the same rule.
 #[derive(Default)]
 pub struct Reorder {
-    /// Records at or after every record before them, in arrival order (so also in
-    /// `(time, seq)` order).
-    fifo: VecDeque<Held>,
-    /// The late records: earlier than the FIFO's newest when they came.
+    /// Records at or after every record before them, in arrival order (so also in time order).
+    /// They carry no sequence number: a late record is earlier than the FIFO's newest when it
+    /// comes, and every record entering the FIFO after it is at least that newest, so a FIFO
+    /// record as early as a late one always came before it and goes first on a tie.
+    fifo: VecDeque<IoEvent>,
+    /// The late records: earlier than the FIFO's newest when they came, numbered in arrival
+    /// order so that equal times keep file order among them.
     heap: BinaryHeap<Reverse<Held>>,
     seq: u64,
     /// The latest time pushed so far.
@@ -113,16 +116,15 @@ impl Reorder {
             }
             _ => self.newest_pushed = Some(event.time_nanos),
         }
-        let held = Held {
-            event,
-            seq: self.seq,
-        };
-        self.seq += 1;
         match self.fifo.back() {
-            Some(last) if held.event.time_nanos < last.event.time_nanos => {
-                self.heap.push(Reverse(held));
+            Some(last) if event.time_nanos < last.time_nanos => {
+                self.heap.push(Reverse(Held {
+                    event,
+                    seq: self.seq,
+                }));
+                self.seq += 1;
             }
-            _ => self.fifo.push_back(held),
+            _ => self.fifo.push_back(event),
         }
     }
 
@@ -145,28 +147,20 @@ impl Reorder {
         if run == 0 {
             return 0;
         }
-        let seq = self.seq;
-        self.fifo.extend(
-            events[..run]
-                .iter()
-                .zip(seq..)
-                .map(|(&event, seq)| Held { event, seq }),
-        );
-        self.seq += run as u64;
+        self.fifo.extend(&events[..run]);
         self.newest_pushed = Some(events[run - 1].time_nanos);
         run
     }
 
     /// Releases up to `max` records at once into `out` while no late record is held (the FIFO
     /// is then the whole window, in order) and times are not rebased: the records
-    /// [`Reorder::pop_relative`] would give one by one, with the same clamping. Returns how many
-    /// (0 when the heap holds records: release them one by one).
+    /// [`Reorder::pop_relative`] would give one by one (none of which it would clamp), copied
+    /// out in bulk. Returns how many (0 when the heap holds records: release them one by one).
     pub(crate) fn release_in_order(
         &mut self,
         finished: bool,
         out: &mut Vec<IoEvent>,
         max: usize,
-        diagnostics: &mut Diagnostics,
     ) -> usize {
         if !self.heap.is_empty() || self.rebase.is_some() {
             return 0;
@@ -177,13 +171,23 @@ impl Reorder {
             self.fifo.len().saturating_sub(REORDER_WINDOW)
         };
         let k = due.min(max);
-        out.reserve(k);
-        for _ in 0..k {
-            let Some(Held { event, .. }) = self.fifo.pop_front() else {
-                break;
-            };
-            out.push(self.release(event, diagnostics));
-        }
+        let Some(last) = k.checked_sub(1).and_then(|i| self.fifo.get(i)) else {
+            return 0;
+        };
+        // With no late record held, everything passed on so far came before the FIFO's front
+        // and is no later than it (a late record leaves only when earlier than the front), so
+        // none of these needs clamping: they are copied out as they are.
+        debug_assert!(self
+            .fifo
+            .front()
+            .zip(self.newest_released)
+            .is_none_or(|(f, n)| f.time_nanos >= n));
+        self.newest_released = Some(last.time_nanos);
+        let (front, back) = self.fifo.as_slices();
+        let from_front = k.min(front.len());
+        out.extend_from_slice(&front[..from_front]);
+        out.extend_from_slice(&back[..k - from_front]);
+        self.fifo.drain(..k);
         k
     }
 
@@ -206,16 +210,17 @@ impl Reorder {
         self.fifo.len() + self.heap.len()
     }
 
-    /// Takes the earliest held record by `(time, seq)`.
-    fn take_earliest(&mut self) -> Option<Held> {
+    /// Takes the earliest held record by time, then arrival (a FIFO record first on a tie: see
+    /// [`Reorder::fifo`]).
+    fn take_earliest(&mut self) -> Option<IoEvent> {
         let from_heap = match (self.fifo.front(), self.heap.peek()) {
             (None, None) => return None,
             (Some(_), None) => false,
             (None, Some(_)) => true,
-            (Some(f), Some(Reverse(h))) => h < f,
+            (Some(f), Some(Reverse(h))) => h.event.time_nanos < f.time_nanos,
         };
         if from_heap {
-            self.heap.pop().map(|Reverse(h)| h)
+            self.heap.pop().map(|Reverse(h)| h.event)
         } else {
             self.fifo.pop_front()
         }
@@ -251,7 +256,7 @@ impl Reorder {
         if !finished && self.len() <= REORDER_WINDOW {
             return None;
         }
-        let Held { mut event, .. } = self.take_earliest()?;
+        let mut event = self.take_earliest()?;
         if let Some(unix_offset) = self.rebase {
             let origin = *self.origin.get_or_insert_with(|| {
                 if let Some(header) = header {
@@ -339,9 +344,7 @@ impl<D: Decoder> Decoder for InOrder<D> {
             // else take the next record read; runs of records in time order (nearly all of a
             // real trace) go in and out in bulk, in the same order.
             while n < max {
-                n += self
-                    .reorder
-                    .release_in_order(self.inner_done, out, max - n, &mut self.own);
+                n += self.reorder.release_in_order(self.inner_done, out, max - n);
                 if n == max {
                     break;
                 }

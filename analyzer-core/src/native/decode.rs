@@ -5,7 +5,7 @@
 //! by one. Damage is contained per chunk: a payload whose CRC does not match is skipped by its
 //! length; a damaged frame makes the decoder scan for the next valid frame.
 
-use super::columns::ChunkReader;
+use super::columns::{ChunkReader, PAYLOAD_PADDING};
 use super::{
     bincode_config, frame_crc, ChunkKind, Compression, DevicesPayload, EndPayload, CHUNK_MAGIC,
     FILE_HEADER_BYTES, FRAME_BYTES, MAGIC, MAX_DEVICES, MAX_HEADER_PAYLOAD_BYTES,
@@ -351,6 +351,7 @@ fn process_chunk(
     let data = match Compression::from_codec(codec) {
         Some(Compression::None) if kind == ChunkKind::Events => {
             owned.clear();
+            owned.reserve(payload.len() + PAYLOAD_PADDING);
             owned.extend_from_slice(payload);
             &owned[..]
         }
@@ -375,6 +376,7 @@ fn process_chunk(
                 ));
             }
             owned.clear();
+            owned.reserve(size + PAYLOAD_PADDING);
             owned.resize(size, 0);
             match lz4_flex::block::decompress_into(compressed, owned) {
                 Ok(n) if n == size => &owned[..],
@@ -387,6 +389,10 @@ fn process_chunk(
     match kind {
         ChunkKind::Events => {
             reader.start(data)?;
+            // The payload stays in `owned` (copied or decompressed there above) and the reader
+            // wants zero bytes after it (`PAYLOAD_PADDING`).
+            let n = data.len();
+            owned.resize(n + PAYLOAD_PADDING, 0);
             Ok(Chunk::Events)
         }
         ChunkKind::Header => {
