@@ -7,7 +7,8 @@
 //! list's tail needs no probe at all (its slot index is the list's tail). (LRU, SIEVE, ARC,
 //! S3-FIFO, 2Q and SLRU keep their queues as logs or arrays over [`PosTable`] instead,
 //! `cache/logs.rs`, so that their evictions read memory in order; FIFO, CLOCK, LFU and the
-//! weighted LRU of the Array view's estimate use the lists.) Direction: `head` is the newest
+//! weighted LRU of the Array view's estimate use the lists; [`PosTable`] deletes by shifting keys
+//! back rather than by tombstones, see there.) Direction: `head` is the newest
 //! end (most recently inserted or used), `tail` the oldest; `prev` points towards the head,
 //! `next` towards the tail (libCacheSim's convention, which keeps the policies easy to compare
 //! with its source).
@@ -374,25 +375,29 @@ impl Table {
 /// The key → position table of the policies kept as a log or an array rather than lists
 /// (LRU's latest log position, SIEVE's queue index): open addressing with linear probing
 /// from the same hash as [`Table`] (the four keys of an aligned group of four blocks have neighbouring
-/// home slots), tombstones, and the same occupancy rule (at most 3/8 live, rebuilt when live
-/// plus tombstones pass 5/8), in 16-byte slots.
+/// home slots), at most 3/8 live (grown past that), in 16-byte slots.
+///
+/// A removal shifts the keys after it back (backward-shift deletion) instead of leaving a
+/// tombstone: every eviction of a full cache is a removal, so tombstones filled the table to its
+/// 5/8 limit again and again, lengthening every probe (a miss probes to an empty slot) and
+/// forcing a rebuild each time. A key moved by a removal is reported to the caller
+/// ([`PosTable::remove_at`]), whose log or queue names slots: the caller repoints that entry,
+/// and must not hold a slot number across a removal (find the key again).
 pub(crate) struct PosTable {
     pub(crate) slots: Vec<PosSlot>,
     shift: u32,
     pub(crate) live: usize,
-    tombs: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PosSlot {
     pub(crate) key: u64,
     /// The key's latest log position (a user may keep flags in bits 62 and 61), or [`POS_EMPTY`]
-    /// / [`POS_TOMB`] / [`PENDING`].
+    /// / [`PENDING`].
     pub(crate) pos: u64,
 }
 
 const POS_EMPTY: u64 = u64::MAX;
-const POS_TOMB: u64 = u64::MAX - 1;
 /// A key just inserted, before the caller logs its access: live, and no log entry's position.
 pub(crate) const PENDING: u64 = u64::MAX - 2;
 pub(crate) const NIL_SLOT: usize = usize::MAX;
@@ -417,7 +422,6 @@ impl PosTable {
             slots: vec![POS_EMPTY_SLOT; n],
             shift: 64 - n.trailing_zeros(),
             live: 0,
-            tombs: 0,
         }
     }
 
@@ -442,7 +446,7 @@ impl PosTable {
             if s.pos == POS_EMPTY {
                 return NIL_SLOT;
             }
-            if s.key == key && s.pos != POS_TOMB {
+            if s.key == key {
                 return i;
             }
             i = (i + 1) & mask;
@@ -451,72 +455,63 @@ impl PosTable {
 
     /// Inserts `key` (which must be absent) and returns its slot; its position is the
     /// caller's to set.
-    /// A rebuild renumbers the slots: `renumber` is then called with the map from old slot
-    /// numbers to new ones ([`NO_SLOT`] for a slot that held no key), for the caller's logs.
+    /// Growing the table renumbers the slots: `renumber` is then called with the map from old
+    /// slot numbers to new ones ([`NO_SLOT`] for a slot that held no key), for the caller's logs.
     #[inline]
     pub(crate) fn insert(&mut self, key: u64, renumber: &mut dyn FnMut(&[u32])) -> usize {
-        if (self.live + self.tombs + 1) * 8 > self.slots.len() * 5 {
-            let n = if (self.live + 1) * 8 > self.slots.len() * 3 {
-                self.slots.len() * 2
-            } else {
-                self.slots.len()
-            };
-            self.rebuild(n, renumber);
+        if (self.live + 1) * 8 > self.slots.len() * 3 {
+            self.rebuild(self.slots.len() * 2, renumber);
         }
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
-        let mut tomb = NIL_SLOT;
-        loop {
-            let s = &self.slots[i];
-            if s.pos == POS_EMPTY {
-                break;
-            }
-            if s.pos == POS_TOMB && tomb == NIL_SLOT {
-                tomb = i;
-            }
-            debug_assert!(s.pos == POS_TOMB || s.key != key, "key inserted twice");
+        while self.slots[i].pos != POS_EMPTY {
+            debug_assert!(self.slots[i].key != key, "key inserted twice");
             i = (i + 1) & mask;
-        }
-        if tomb != NIL_SLOT {
-            i = tomb;
-            self.tombs -= 1;
         }
         self.slots[i] = PosSlot { key, pos: PENDING };
         self.live += 1;
         i
     }
 
-    /// Frees slot `i`: empty when the next slot is empty (with the tombstones before it),
-    /// otherwise a tombstone.
+    /// Frees slot `i` and shifts back the keys after it that may sit closer to their home
+    /// slots, so that no probe sequence has a gap. Each key moved is reported as `moved(pos,
+    /// to)`, its position field and its new slot: the caller's entry for it must name `to` from
+    /// now on. Keys move only within the probe run after `i`; a caller holding another slot
+    /// number across this call must find its key again.
     #[inline]
-    pub(crate) fn remove_at(&mut self, i: usize) {
+    pub(crate) fn remove_at(&mut self, i: usize, mut moved: impl FnMut(u64, usize)) {
         let mask = self.slots.len() - 1;
         self.live -= 1;
-        if self.slots[(i + 1) & mask].pos == POS_EMPTY {
-            self.slots[i].pos = POS_EMPTY;
-            let mut j = (i + mask) & mask;
-            while self.slots[j].pos == POS_TOMB {
-                self.slots[j].pos = POS_EMPTY;
-                self.tombs -= 1;
-                j = (j + mask) & mask;
+        let mut hole = i;
+        let mut j = (i + 1) & mask;
+        loop {
+            let s = self.slots[j];
+            if s.pos == POS_EMPTY {
+                break;
             }
-        } else {
-            self.slots[i].pos = POS_TOMB;
-            self.tombs += 1;
+            // The key at `j` may fill the hole when its home is not after the hole (cyclically,
+            // within the run): it is at least as far from home at the hole as at `j`.
+            let home = self.home(s.key);
+            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
+                self.slots[hole] = s;
+                moved(s.pos, hole);
+                hole = j;
+            }
+            j = (j + 1) & mask;
         }
+        self.slots[hole] = POS_EMPTY_SLOT;
     }
 
     /// Re-inserts every live key into `n` slots and gives `renumber` the map of slot numbers.
     fn rebuild(&mut self, n: usize, renumber: &mut dyn FnMut(&[u32])) {
         let old = std::mem::replace(&mut self.slots, vec![POS_EMPTY_SLOT; n]);
         self.shift = 64 - n.trailing_zeros();
-        self.tombs = 0;
         let mask = n - 1;
         let mut map = vec![NO_SLOT; old.len()];
         for (j, s) in old
             .into_iter()
             .enumerate()
-            .filter(|(_, s)| s.pos < POS_TOMB)
+            .filter(|(_, s)| s.pos != POS_EMPTY)
         {
             let mut i = self.home(s.key);
             while self.slots[i].pos != POS_EMPTY {

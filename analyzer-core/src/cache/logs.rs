@@ -148,6 +148,12 @@ impl LogQueues {
                 return Some(slot);
             }
         }
+        // Every key in a queue has its current entry in the log: a broken log would otherwise
+        // make the policies' eviction loops spin.
+        debug_assert_eq!(
+            self.logs[q].len, 0,
+            "queue {q} has keys but no current entry"
+        );
         None
     }
 
@@ -156,7 +162,7 @@ impl LogQueues {
     pub(crate) fn forget_oldest(&mut self, q: usize) -> Option<u64> {
         let slot = self.pop_oldest(q)?;
         let key = self.key(slot);
-        self.table.remove_at(slot);
+        self.remove_at(slot);
         Some(key)
     }
 
@@ -168,17 +174,37 @@ impl LogQueues {
             return;
         }
         self.detach(slot);
-        while self.len(q) >= max {
-            self.forget_oldest(q);
+        if self.len(q) >= max {
+            // Forgetting keys may move this one's slot (it is in no log to repoint).
+            let key = self.key(slot);
+            while self.len(q) >= max {
+                self.forget_oldest(q);
+            }
+            self.move_to(self.find(key), q);
+        } else {
+            self.move_to(slot, q);
         }
-        self.move_to(slot, q);
     }
 
-    /// Removes the key in `slot` from its queue and the table (its log entry goes stale).
+    /// Removes the key in `slot` from its queue and the table (its log entry goes stale). The
+    /// table may move other keys' slots ([`PosTable::remove_at`]): those in a queue have their
+    /// log entries repointed here; a caller holding the slot of a detached key must find it
+    /// again.
     #[inline]
     pub(crate) fn remove_at(&mut self, slot: usize) {
         self.detach(slot);
-        self.table.remove_at(slot);
+        let logs = &mut self.logs;
+        self.table.remove_at(slot, |pos, to| {
+            let q = (pos >> QUEUE_SHIFT) as usize & 7;
+            if let Some(log) = logs.get_mut(q) {
+                if let Some(entry) = (pos & POS_MASK)
+                    .checked_sub(log.base)
+                    .and_then(|at| log.entries.get_mut(at as usize))
+                {
+                    *entry = to as u32;
+                }
+            }
+        });
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {

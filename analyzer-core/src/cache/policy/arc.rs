@@ -99,8 +99,8 @@ impl Policy for Arc {
                 return true;
             }
             // Cases II and III: a ghost hit adapts p, makes room, and the line enters T2. It
-            // stays on its ghost list meanwhile, as in the paper (REPLACE inserts nothing into
-            // the table, so its slot does not move).
+            // stays on its ghost list meanwhile, as in the paper (REPLACE only moves lines to
+            // ghost lists: it removes nothing from the table, so no slot moves).
             if q == B1 {
                 let delta = (b2 as f64 / b1.max(1) as f64).max(1.0);
                 self.p = (self.p + delta).min(c as f64);

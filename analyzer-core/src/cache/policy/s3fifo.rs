@@ -118,8 +118,8 @@ impl Policy for S3Fifo {
             false
         } else if self.queues.queue(i) == GHOST {
             // Out of the ghost queue before any eviction (which may trim it), as the list
-            // version unlinks it first; it enters main below in the same slot (evictions
-            // insert nothing, so no rebuild moves it).
+            // version unlinks it first; it enters main below (found again: the evictions'
+            // removals may move its slot).
             self.queues.detach(i);
             true
         } else {
@@ -134,7 +134,7 @@ impl Policy for S3Fifo {
             }
         }
         if ghost {
-            self.queues.move_to(i, MAIN);
+            self.queues.move_to(self.queues.find(key), MAIN);
         } else {
             let to_main = !self.has_evicted && self.queues.len(SMALL) >= self.small_max;
             self.queues

@@ -87,7 +87,7 @@ impl Sieve {
                 let s = &mut self.table.slots[slot];
                 if s.pos & VISITED == 0 {
                     let key = s.key;
-                    self.table.remove_at(slot);
+                    self.remove_at(slot);
                     self.stale += 1;
                     self.hand = j + 1;
                     self.settle_hand();
@@ -97,6 +97,18 @@ impl Sieve {
             }
             j += 1;
         }
+    }
+
+    /// Removes the line in `slot` from the table (its queue entry goes stale); the lines the
+    /// table moves keep their entries, which now name their new slots.
+    #[inline]
+    fn remove_at(&mut self, slot: usize) {
+        let queue = &mut self.queue;
+        self.table.remove_at(slot, |pos, to| {
+            if let Some(entry) = queue.get_mut((pos & !VISITED) as usize) {
+                *entry = to as u32;
+            }
+        });
     }
 
     /// Drops the stale entries, keeping the current ones in order and the hand on its entry.
@@ -175,7 +187,7 @@ impl Policy for Sieve {
             return false;
         }
         let at_hand = self.queue.get(self.hand) == Some(&(i as u32)) && self.is_current(self.hand);
-        self.table.remove_at(i);
+        self.remove_at(i);
         self.stale += 1;
         if at_hand {
             self.settle_hand();

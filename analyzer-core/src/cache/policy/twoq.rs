@@ -99,8 +99,8 @@ impl Policy for TwoQ {
         let ghost = if i == NIL {
             false
         } else if self.queues.queue(i) == AOUT {
-            // Out of A1out before any eviction (which may trim it); it enters Am below in the
-            // same slot (evictions insert nothing, so no rebuild moves it).
+            // Out of A1out before any eviction (which may trim it); it enters Am below (found
+            // again: the evictions' removals may move its slot).
             self.queues.detach(i);
             true
         } else {
@@ -117,7 +117,7 @@ impl Policy for TwoQ {
             while self.queues.len(AM) + 1 > self.am_max && self.queues.len(AM) > 0 {
                 self.evict_am_tail(evicted);
             }
-            self.queues.move_to(i, AM);
+            self.queues.move_to(self.queues.find(key), AM);
         } else {
             self.queues.insert(key, AIN, 0);
         }
