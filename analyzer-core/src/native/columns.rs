@@ -408,6 +408,8 @@ const LENS: usize = 3;
 const DEVICES: usize = 4;
 const LATENCIES: usize = 5;
 const PIDS: usize = 6;
+/// The value columns, in the order [`ChunkReader::read_batch`] keeps its cursors.
+const VALUE_COLUMNS: [usize; 6] = [TIMES, OFFSETS, LENS, DEVICES, LATENCIES, PIDS];
 
 /// Reads the events of one chunk in batches, so that decoded events stay in a small,
 /// cache-resident buffer instead of a whole chunk's worth of `IoEvent`s. Holds byte ranges into
@@ -491,13 +493,12 @@ impl ChunkReader {
     ) -> Result<(), String> {
         let n = self.remaining().min(max);
         let tags = self.cols[TAGS].start..self.cols[TAGS].start + n;
-        let mut columns =
-            [TIMES, OFFSETS, LENS, DEVICES, LATENCIES, PIDS].map(|i| Column::new(&self.cols[i]));
+        let mut columns = VALUE_COLUMNS.map(|i| Column::new(&self.cols[i]));
         let from = out.len();
         let decoded = self.decode_events(payload, tags, &mut columns, out);
         // A column read past its end gives values that are not the file's: that is the error to
         // name, whatever the loop made of them.
-        let checked = [TIMES, OFFSETS, LENS, DEVICES, LATENCIES, PIDS]
+        let checked = VALUE_COLUMNS
             .iter()
             .zip(&columns)
             .try_for_each(|(&i, c)| c.check(self.cols[i].start, COLUMN_NAMES[i]));
@@ -506,17 +507,11 @@ impl ChunkReader {
             return Err(why);
         }
         self.cols[TAGS].start += n;
-        for (i, c) in [TIMES, OFFSETS, LENS, DEVICES, LATENCIES, PIDS]
-            .into_iter()
-            .zip(&columns)
-        {
+        for (i, c) in VALUE_COLUMNS.into_iter().zip(&columns) {
             self.cols[i].start = c.pos;
         }
         if self.remaining() == 0 {
-            for (i, c) in [TIMES, OFFSETS, LENS, DEVICES, LATENCIES, PIDS]
-                .into_iter()
-                .zip(&columns)
-            {
+            for (i, c) in VALUE_COLUMNS.into_iter().zip(&columns) {
                 c.check_consumed(COLUMN_NAMES[i])?;
             }
         }
