@@ -298,6 +298,7 @@ mod tests {
                         len_bytes: 4096,
                         op: Op::Write,
                         pid: None,
+                        bio: false,
                     };
                     v.push(r);
                     v.push(Record {

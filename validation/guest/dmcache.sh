@@ -19,6 +19,8 @@ fixed_ios() {
     dmc-wt128k-32m-z12-rw60) echo 3972;; dmc-wb64k-128m-hotset-rw70) echo 23305;;
     dmc-wb32k-64m-phases-rw70) echo 3568;; dmc-wb32k-64m-phases-rw70-2) echo 2594;;
     dmc-wb64k-128m-z12-w64k) echo 626;; dmc-wt64k-256m-z099-r4k) echo 1621;;
+    dmc-wt32k-64m-scan-then-z12) echo 2552;; dmc-wt32k-64m-scan-then-z12-2) echo 9328;;
+    dmc-wb128k-128m-z11-bssplit) echo 25845;;
   esac
 }
 # dmc NAME MODE BLOCK_SECTORS CACHE_MIB fio-args...

@@ -6,7 +6,9 @@
 //! The request is the `D` (issue) line by default or the `Q` (queue) line
 //! ([`DecodeOptions::action`](super::DecodeOptions)); `C` lines complete the oldest pending
 //! request with the same device and start sector and give its latency (flushes complete in
-//! order). An `R` (requeue) line withdraws the pending issue it matches, since the request is
+//! order). With `Q` the match is by **end** sector: a bio's `C` prints what is left of it, the
+//! remainder after a stacked device split it or nothing at its end once consumed (see
+//! `decode::tracefs`), and a request's `C` ends where its last bio ends. An `R` (requeue) line withdraws the pending issue it matches, since the request is
 //! issued again. Other actions are counted as ignored. Sectors are 512 bytes. The summary blkparse
 //! prints at the end (`CPU0 (8,0):`, `Total (8,0):`) ends the events without errors.
 
@@ -19,6 +21,8 @@ use crate::event::{IoEvent, Op};
 
 pub struct Blkparse {
     request_action: &'static str,
+    /// `Q` is the request: issues and completions are keyed by their end sector.
+    by_end: bool,
     pending: Pending,
 }
 
@@ -30,6 +34,7 @@ impl Blkparse {
         };
         Blkparse {
             request_action,
+            by_end: action == Action::Queue,
             pending: Pending::default(),
         }
     }
@@ -107,7 +112,12 @@ impl Blkparse {
                 pid: Some(pid),
             };
             out.accept();
-            self.pending.issue(event, sector, out);
+            let key = if self.by_end {
+                sector.saturating_add(sectors)
+            } else {
+                sector
+            };
+            self.pending.issue(event, key, out);
         } else if is_requeue {
             let sector = range.map(|(s, _)| s).unwrap_or(0);
             if self.pending.requeue(device, op, sector, out) {
@@ -116,8 +126,12 @@ impl Blkparse {
                 out.ignore();
             }
         } else {
-            let sector = range.map(|(s, _)| s).unwrap_or(0);
-            if self.pending.complete(device, op, sector, time_nanos, out) {
+            let key = match range {
+                Some((s, n)) if self.by_end => s.saturating_add(n),
+                Some((s, _)) => s,
+                None => 0,
+            };
+            if self.pending.complete(device, op, key, time_nanos, out) {
                 out.accept();
             } else {
                 out.ignore();
@@ -242,6 +256,19 @@ mod tests {
         // Q and G are ignored; the summary after `CPU1 (8,0):` is not read at all.
         assert_eq!(d.diagnostics.ignored_records, 2);
         assert_eq!(d.diagnostics.skipped_records, 0);
+    }
+
+    /// With `Q`, a bio split by a stacked device completes its remainder (`C R 64 + 64` for
+    /// `Q R 0 + 128`); matched by end sector, a later bio at the same start keeps its own.
+    #[test]
+    fn queued_bios_complete_by_their_end_sector() {
+        let d = decode(
+            Action::Queue,
+            "252,3 0 1 0.000001000 7 Q R 0 + 128 [fio]\n252,3 0 2 0.000201000 0 C R 64 + 64 [0]\n\
+             252,3 0 3 1.000000000 7 Q R 0 + 8 [fio]\n252,3 0 4 1.000050000 0 C R 0 + 8 [0]\n",
+        );
+        let latencies: Vec<_> = d.events.iter().map(|e| e.latency_nanos).collect();
+        assert_eq!(latencies, [Some(200_000), Some(50_000)]);
     }
 
     #[test]

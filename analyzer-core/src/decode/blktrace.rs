@@ -19,9 +19,12 @@
 //!
 //! The request event is `D` (issue, default) or `Q` (queue, `DecodeOptions::action`). A `C`
 //! (complete) event is matched to the oldest pending request with the same device, start sector
-//! and direction (first in, first out), which gives `latency_nanos`. In queue mode a bio that was
-//! back-merged (`M`) into a request never gets a completion of its own and is released without a
-//! latency; for a front merge (`F`) it is the request's old first bio that is released. A requeued
+//! and direction (first in, first out), which gives `latency_nanos`. In queue mode the match is
+//! by **end** sector instead: a bio's `C` prints what is left of it (the remainder after a
+//! stacked device such as dm-cache split it, nothing at its end once a driver consumed it), and
+//! a request's `C` ends where its last bio ends. So the last bio of a merged request gets the
+//! request's completion: on a back merge (`M`) the bio that ended where the merged one starts
+//! is released without a latency, on a front merge (`F`) the merging bio itself. A requeued
 //! request (`R`) is dropped in issue mode: its later re-issue is the request the device served.
 //!
 //! Events come out in the time order of their request event. A request is held until its
@@ -315,12 +318,26 @@ mod tests {
         assert_eq!(
             summary(&d.events),
             vec![
-                (0, 0, 4096, Op::Write, Some(50)),
-                (5, 4096, 4096, Op::Write, None),
-                (7, 51200, 4096, Op::Write, None),
-                (8, 47104, 4096, Op::Write, Some(52)),
+                (0, 0, 4096, Op::Write, None),
+                (5, 4096, 4096, Op::Write, Some(45)),
+                (7, 51200, 4096, Op::Write, Some(53)),
+                (8, 47104, 4096, Op::Write, None),
             ]
         );
+    }
+
+    /// A bio-based device (dm-cache, 32 KiB blocks): a 64 KiB bio split at a block completes
+    /// its remainder; a later bio at its start sector keeps its own completion.
+    #[test]
+    fn queue_mode_matches_a_split_bio_by_its_end() {
+        let mut input = Vec::new();
+        input.extend(le(0, 0, 65536, TA_QUEUE | R));
+        input.extend(le(200, 64, 32768, TA_COMPLETE | R));
+        input.extend(le(1000, 0, 4096, TA_QUEUE | R));
+        input.extend(le(1050, 0, 4096, TA_COMPLETE | R));
+        let d = run(&input, &queue_opts());
+        let latencies: Vec<_> = d.events.iter().map(|e| e.latency_nanos).collect();
+        assert_eq!(latencies, [Some(200), Some(50)]);
     }
 
     #[test]

@@ -97,12 +97,19 @@ pub fn to_record(t: &BlkTrace, map: &DeviceMap) -> Option<Record> {
         TA_COMPLETE => (Kind::Complete, None),
         _ => return None,
     };
+    // The level of the device: its completions are a bio's or a request's.
+    let bio = level == Some(Level::Bio)
+        || (kind == Kind::Complete
+            && map.map(t.device, 0, false).and_then(|(i, _)| map.level(i)) == Some(Level::Bio));
     let op = if category & TC_DISCARD != 0 {
         Op::Discard
-    } else if t.bytes == 0 && (category & TC_FLUSH != 0 || kind == Kind::Complete) {
-        // A completion's flush flag may already be cleared.
+    } else if t.bytes == 0
+        && (category & TC_FLUSH != 0 || (kind == Kind::Complete && !(bio && t.sector > 0)))
+    {
+        // A completion's flush flag may already be cleared; a bio's completion past sector 0
+        // with nothing left is a bio consumed to its end (see `Record::bio`).
         Op::Flush
-    } else if t.bytes == 0 {
+    } else if t.bytes == 0 && kind == Kind::Issue {
         return None;
     } else if category & TC_WRITE != 0 {
         Op::Write
@@ -121,6 +128,7 @@ pub fn to_record(t: &BlkTrace, map: &DeviceMap) -> Option<Record> {
         len_bytes: if op == Op::Flush { 0 } else { t.bytes },
         op,
         pid: Some(t.pid).filter(|&p| p != 0),
+        bio,
     })
 }
 
@@ -488,6 +496,72 @@ mod tests {
                 (30, Kind::Issue, Op::Flush, 0, 0),
                 (40, Kind::Issue, Op::Discard, 8192, 8192),
                 (60, Kind::Issue, Op::Read, 12288, 512),
+            ]
+        );
+    }
+
+    /// A bio-based device: `Q` is the issue; a completion with nothing left past sector 0 is a
+    /// bio consumed to its end (a write here), at sector 0 a flush; all marked as bios.
+    #[test]
+    fn bio_level_queues_and_consumed_completions() {
+        let dev = kernel_dev(252, 3);
+        let map = super::super::device::test_dm3();
+        let mut records = Vec::new();
+        for t in [
+            BlkTrace {
+                time_nanos: 10,
+                sector: 2048,
+                bytes: 4096,
+                action: TA_QUEUE | (TC_WRITE << 16),
+                pid: 1,
+                device: dev,
+            },
+            BlkTrace {
+                time_nanos: 20,
+                sector: 2056,
+                bytes: 0,
+                action: TA_COMPLETE | (TC_WRITE << 16),
+                pid: 0,
+                device: dev,
+            },
+            BlkTrace {
+                time_nanos: 30,
+                sector: 0,
+                bytes: 0,
+                action: TA_COMPLETE | (TC_WRITE << 16),
+                pid: 0,
+                device: dev,
+            },
+            BlkTrace {
+                time_nanos: 40,
+                sector: 64,
+                bytes: 4096,
+                action: TA_ISSUE,
+                pid: 1,
+                device: dev,
+            },
+        ] {
+            records.extend(to_record(&t, &map));
+        }
+        let summary: Vec<_> = records
+            .iter()
+            .map(|r| {
+                (
+                    r.time_nanos,
+                    r.kind,
+                    r.op,
+                    r.offset_bytes,
+                    r.len_bytes,
+                    r.bio,
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (10, Kind::Issue, Op::Write, 2048 * 512, 4096, true),
+                (20, Kind::Complete, Op::Write, 2056 * 512, 0, true),
+                (30, Kind::Complete, Op::Flush, 0, 0, true),
             ]
         );
     }

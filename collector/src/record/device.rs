@@ -69,6 +69,22 @@ impl TracedDevice {
     }
 }
 
+/// A 1 GiB bio-based device `dm-3` (252:3) alone, for the backends' tests.
+#[cfg(test)]
+pub fn test_dm3() -> DeviceMap {
+    DeviceMap::new(vec![TracedDevice {
+        name: "dm-3".into(),
+        major: 252,
+        minor: 3,
+        disk_name: "dm-3".into(),
+        disk_major: 252,
+        disk_minor: 3,
+        start_sector: 0,
+        size_sectors: 1 << 21,
+        level: Level::Bio,
+    }])
+}
+
 /// Decodes the user-space `st_rdev` into (major, minor) as glibc's `major()`/`minor()` do.
 pub fn split_rdev(rdev: u64) -> (u32, u32) {
     let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);

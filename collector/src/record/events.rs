@@ -178,8 +178,11 @@ fn decode(layouts: &[Layout], map: &DeviceMap, ts: u64, payload: &[u8]) -> Optio
         None => nr_sector * 512,
     };
     // An empty read or write is a flush whose PREFLUSH flag the kernel has cleared by the time
-    // of this event (bios on devices without a write cache, completions).
-    if len_bytes == 0 && matches!(op, Op::Read | Op::Write) {
+    // of this event (bios on devices without a write cache, completions), except a bio's
+    // completion past sector 0: a bio consumed to its end (see `Record::bio`).
+    let bio = layout.level == Level::Bio;
+    let consumed = bio && layout.kind == Kind::Complete && sector > 0;
+    if len_bytes == 0 && matches!(op, Op::Read | Op::Write) && !consumed {
         op = Op::Flush;
     }
     let has_range = op != Op::Flush;
@@ -204,6 +207,7 @@ fn decode(layouts: &[Layout], map: &DeviceMap, ts: u64, payload: &[u8]) -> Optio
         },
         op,
         pid,
+        bio,
     })
 }
 
@@ -397,6 +401,36 @@ mod tests {
         assert_eq!(
             (out[2].op, out[2].len_bytes, out[2].offset_bytes),
             (Op::Flush, 0, 0)
+        );
+    }
+
+    /// A bio-based device's completions: one split by a stacked device (its remainder), one
+    /// consumed to its end (no length, past sector 0: a write, not a flush), an empty flush.
+    #[test]
+    fn bio_completions_keep_their_op_and_are_marked_bio() {
+        let map = super::super::device::test_dm3();
+        let dev = kernel_dev(252, 3);
+        let page = PageBuilder::new(1_000)
+            .event(1, &payload(20, dev, 0, 128, b"R"))
+            .event(2, &payload(21, dev, 64, 64, b"R"))
+            .event(3, &payload(21, dev, 2056, 0, b"W"))
+            .event(4, &payload(21, dev, 0, 0, b"W"))
+            .build(4096);
+        let l = layouts();
+        let mut out = Vec::new();
+        ringbuf::parse_page(&page, |ts, p| out.extend(decode(&l, &map, ts, p))).expect("page");
+        let got: Vec<_> = out
+            .iter()
+            .map(|r| (r.kind, r.op, r.offset_bytes, r.len_bytes, r.bio))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Kind::Issue, Op::Read, 0, 65536, true),
+                (Kind::Complete, Op::Read, 32768, 32768, true),
+                (Kind::Complete, Op::Write, 2056 * 512, 0, true),
+                (Kind::Complete, Op::Flush, 0, 0, true),
+            ]
         );
     }
 }

@@ -92,11 +92,17 @@ impl Matcher {
             self.diagnostics.ignored_records += 1;
             return;
         }
-        let key = || Key {
+        // With `Q` the request is a bio, keyed by its end sector: a bio's completion prints what
+        // is left of it (the remainder after a stacked device split it, nothing at its end once
+        // consumed), and a merged request's completion ends where its last bio ends.
+        let by_end = self.action == Action::Queue;
+        let end = r.sector.saturating_add(u64::from(r.bytes) / SECTOR_BYTES);
+        let at = |sector| Key {
             device: r.device,
-            sector: r.sector,
+            sector,
             write: category & TC_WRITE != 0,
         };
+        let key = || at(if by_end { end } else { r.sector });
         match (r.code(), self.action) {
             (TA_ISSUE, Action::Issue) | (TA_QUEUE, Action::Queue) => {
                 self.push_request(r, key(), genesis);
@@ -114,19 +120,19 @@ impl Matcher {
                 self.stats.requeued += u64::from(dropped);
             }
             (TA_BACKMERGE, Action::Queue) => {
-                let merged = self
-                    .pending
-                    .withdraw(key(), Pick::Newest, Withdrawal::WithoutLatency);
+                // The bio joins the end of a request: the request's completion now ends at this
+                // bio's end, so the bio that ended where this one starts gets none.
+                let merged =
+                    self.pending
+                        .withdraw(at(r.sector), Pick::Newest, Withdrawal::WithoutLatency);
                 self.stats.merged += u64::from(merged);
             }
             (TA_FRONTMERGE, Action::Queue) => {
-                let old_first = Key {
-                    sector: r.sector.saturating_add(u64::from(r.bytes) / SECTOR_BYTES),
-                    ..key()
-                };
-                let merged =
-                    self.pending
-                        .withdraw(old_first, Pick::Newest, Withdrawal::WithoutLatency);
+                // The bio joins the front: the request still ends at its old last bio's end,
+                // and this bio gets no completion of its own.
+                let merged = self
+                    .pending
+                    .withdraw(key(), Pick::Newest, Withdrawal::WithoutLatency);
                 self.stats.merged += u64::from(merged);
             }
             _ => {}
