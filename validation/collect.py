@@ -60,23 +60,14 @@ def workloads(path):
                 cur = None
             elif "block_bio_queue:" in line or "block_bio_complete:" in line:
                 cur["trace"].append(line)
-                m = LINE.match(line)
-                if m and m["ev"] == "block_bio_queue":
-                    end = (f"{m['maj']},{m['min']}", m["rwbs"][:1], int(m["sector"]) + int(m["len"]))
-                    cur.setdefault("ends", {}).setdefault(end, []).append(int(m["sector"]))
             elif "bcache_request_end:" in line:
                 # bcache0's own bios get no block_bio_complete (ALLOCTRACE runs, guest/bcache.sh):
-                # its request end is their completion, filed as one for the importer. A bio whose
-                # iterator was consumed (writes: `+ 0`) is reported at its end sector; it is
-                # matched to the oldest queued bio ending there.
+                # its request end is their completion, filed as one for the importer as it is. A
+                # bio whose iterator was consumed (writes: `+ 0`) is reported at its end sector;
+                # the importer matches bios by end sector (docs/formats.md, tracefs).
                 m = REQ_END.match(line)
                 if m:
                     dev, sector = f"{m['omaj']},{m['omin']}", int(m["osector"])
-                    if int(m["len"]) == 0:
-                        starts = cur.get("ends", {}).get((dev, m["rwbs"][:1], sector))
-                        if not starts:
-                            continue
-                        sector = starts.pop(0)
                     cur["trace"].append(
                         f"{m['pre']}block_bio_complete: {dev} {m['rwbs']} {sector} + {m['len']} [0]")
             elif "bcache_bypass_congested:" in line or "bcache_bypass_sequential:" in line:
