@@ -33,8 +33,9 @@ pub struct InputArgs {
     /// the names.
     #[arg(long, short = 'f', value_name = "FORMAT")]
     pub format: Option<String>,
-    /// blktrace only: which event counts as the request, D (issued to the device, default) or Q
-    /// (queued by the block layer).
+    /// blktrace, blkparse and tracefs: which event counts as the request, D (issued to the
+    /// device, default) or Q (queued by the block layer: bio-based devices such as dm and md have
+    /// only Q).
     #[arg(long, value_name = "D|Q", default_value = "D")]
     pub action: String,
     /// Generic CSV only: column mapping, e.g. `time=0,op=1,offset=2,len=3` (see docs/formats.md).

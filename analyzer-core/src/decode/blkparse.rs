@@ -16,6 +16,7 @@ use super::text::{
     op_from_rwbs, op_with_range, parse_seconds_nanos, sectors_to_len_bytes,
     sectors_to_offset_bytes, utf8, LineFormat, Out, Pending,
 };
+use super::tracefs::wrong_action;
 use super::Action;
 use crate::event::{IoEvent, Op};
 
@@ -24,6 +25,9 @@ pub struct Blkparse {
     /// `Q` is the request: issues and completions are keyed by their end sector.
     by_end: bool,
     pending: Pending,
+    /// Request lines read, and lines of the other action's request (see `decode::tracefs`).
+    requests: u64,
+    other_requests: u64,
 }
 
 impl Blkparse {
@@ -36,6 +40,8 @@ impl Blkparse {
             request_action,
             by_end: action == Action::Queue,
             pending: Pending::default(),
+            requests: 0,
+            other_requests: 0,
         }
     }
 
@@ -70,6 +76,9 @@ impl Blkparse {
         let is_request = action == self.request_action;
         // A requeue (`R`) undoes an issue; with `Q` as the request it does not matter.
         let is_requeue = action == "R" && self.request_action == "D";
+        if action == other_action(self.request_action) {
+            self.other_requests += 1;
+        }
         if !is_request && action != "C" && !is_requeue {
             out.ignore();
             return Ok(());
@@ -112,6 +121,7 @@ impl Blkparse {
                 pid: Some(pid),
             };
             out.accept();
+            self.requests += 1;
             let key = if self.by_end {
                 sector.saturating_add(sectors)
             } else {
@@ -177,6 +187,24 @@ impl LineFormat for Blkparse {
 
     fn finish(&mut self, out: &mut Out) {
         self.pending.flush(out);
+        if self.requests == 0 && self.other_requests > 0 {
+            let other = other_action(self.request_action);
+            out.fail(wrong_action(
+                "blkparse",
+                self.request_action,
+                other,
+                self.other_requests,
+            ));
+        }
+    }
+}
+
+/// The request action of the other `--action`.
+fn other_action(request: &str) -> &'static str {
+    if request == "D" {
+        "Q"
+    } else {
+        "D"
     }
 }
 
@@ -256,6 +284,22 @@ mod tests {
         // Q and G are ignored; the summary after `CPU1 (8,0):` is not read at all.
         assert_eq!(d.diagnostics.ignored_records, 2);
         assert_eq!(d.diagnostics.skipped_records, 0);
+    }
+
+    /// An md device's trace has only `Q` and `C`: read with `D` it names `--action Q`.
+    #[test]
+    fn a_trace_without_issues_says_to_use_queue() {
+        let input =
+            "9,0 0 1 0.000001000 7 Q W 64 + 8 [fio]\n9,0 0 2 0.000201000 0 C W 64 + 8 [0]\n\
+                     CPU0 (9,0):\n Reads Queued: 0\n";
+        let e = decode_chunked(
+            TextDecoder::new(Blkparse::new(Action::Issue)),
+            input.as_bytes(),
+            3,
+        )
+        .expect_err("no D lines")
+        .to_string();
+        assert!(e.contains("no D record") && e.contains("--action Q"), "{e}");
     }
 
     /// With `Q`, a bio split by a stacked device completes its remainder (`C R 64 + 64` for

@@ -340,6 +340,19 @@ mod tests {
         assert_eq!(latencies, [Some(200), Some(50)]);
     }
 
+    /// A bio-based device's trace (`Q` and `C` only) read with `D` names `--action Q`.
+    #[test]
+    fn a_trace_of_queues_only_read_as_issues_names_the_action() {
+        let mut input = Vec::new();
+        input.extend(le(0, 0, 4096, TA_QUEUE | R));
+        input.extend(le(50, 0, 4096, TA_COMPLETE | R));
+        let e = decode_chunked(BlktraceDecoder::new(&issue_opts()), &input, 13)
+            .expect_err("no D records")
+            .to_string();
+        assert!(e.contains("no D record") && e.contains("--action Q"), "{e}");
+        assert_eq!(run(&input, &queue_opts()).events.len(), 1);
+    }
+
     #[test]
     fn requeued_issue_is_replaced_by_its_reissue() {
         let mut input = Vec::new();

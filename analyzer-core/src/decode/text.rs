@@ -301,6 +301,10 @@ impl<F: LineFormat> Decoder for TextDecoder<F> {
             if self.out.stopped {
                 self.drained = true;
                 self.format.finish(&mut self.out);
+                if let Some(error) = self.out.fatal.take() {
+                    self.fail();
+                    return Err(error);
+                }
                 self.sort_in();
                 continue;
             }

@@ -22,7 +22,7 @@ use super::text::{
     op_from_rwbs, op_with_range, parse_seconds_nanos, sectors_to_len_bytes,
     sectors_to_offset_bytes, utf8, Clock, LineFormat, Out, Pending,
 };
-use super::Action;
+use super::{Action, DecodeError};
 use crate::event::{IoEvent, Op};
 
 pub struct Tracefs {
@@ -30,6 +30,11 @@ pub struct Tracefs {
     complete_events: &'static [&'static str],
     /// Bios (`--action Q`): issues and completions are keyed by their end sector.
     by_end: bool,
+    /// Request lines read, and lines of the other action's request event (`block_bio_queue`
+    /// with `--action D`, `block_rq_issue` with `Q`): a trace of only the other kind is read
+    /// with the wrong action, and says so rather than giving no events.
+    requests: u64,
+    other_requests: u64,
     clock: Clock,
     pending: Pending,
 }
@@ -57,6 +62,8 @@ impl Tracefs {
             request_events,
             complete_events,
             by_end: action == Action::Queue,
+            requests: 0,
+            other_requests: 0,
             clock: Clock,
             pending: Pending::default(),
         }
@@ -69,6 +76,9 @@ impl Tracefs {
         // A requeued request is issued again; only the issue side has to undo it.
         let is_requeue = t.event == "block_rq_requeue" && self.request_events == ["block_rq_issue"];
         if !is_request && !is_requeue && !self.complete_events.contains(&t.event) {
+            if t.event == other_request_event(self.request_events[0]) {
+                self.other_requests += 1;
+            }
             out.ignore();
             return Ok(());
         }
@@ -116,6 +126,7 @@ impl Tracefs {
                 pid: t.pid,
             };
             out.accept();
+            self.requests += 1;
             let key = if self.by_end {
                 sector.saturating_add(sectors)
             } else {
@@ -225,7 +236,43 @@ impl LineFormat for Tracefs {
 
     fn finish(&mut self, out: &mut Out) {
         self.pending.flush(out);
+        if self.requests == 0 && self.other_requests > 0 {
+            let request = self.request_events[0];
+            let other = other_request_event(request);
+            out.fail(wrong_action("tracefs", request, other, self.other_requests));
+        }
     }
+}
+
+/// The request event of the other `--action`.
+fn other_request_event(request: &str) -> &'static str {
+    if request == "block_rq_issue" {
+        "block_bio_queue"
+    } else {
+        "block_rq_issue"
+    }
+}
+
+/// The error of a trace that holds only the other action's requests (`request` is the chosen
+/// action's event, `other` the other's, seen `n` times).
+pub(crate) fn wrong_action(format: &str, request: &str, other: &str, n: u64) -> DecodeError {
+    let issue = request.contains("issue") || request == "D";
+    let (chosen, flag, what) = if issue {
+        (
+            "--action D",
+            "--action Q",
+            ", the bios of a device without requests of its own (dm, md, bcache, zram)",
+        )
+    } else {
+        ("--action Q", "--action D (the default)", "")
+    };
+    DecodeError::other(
+        format,
+        format!(
+            "no {request} record (the request with {chosen}) but {n} {other} records{what}: read \
+             it with {flag}"
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -309,6 +356,30 @@ mod tests {
         let d = decode(Action::Queue, input);
         let latencies: Vec<_> = d.events.iter().map(|e| e.latency_nanos).collect();
         assert_eq!(latencies, [Some(200_000), Some(290_000), Some(50_000)]);
+    }
+
+    /// A dm device's trace (bios only) read as requests names the action to use, and the other
+    /// way round; a trace with both is read without complaint.
+    #[test]
+    fn a_trace_of_the_other_action_says_which_to_use() {
+        let bios = "fio-1 [000] 1.000000: block_bio_queue: 252,3 R 0 + 8 [fio]\n\
+                    <idle>-0 [001] 1.000200: block_bio_complete: 252,3 R 0 + 8 [0]\n";
+        let run = |action, input: &str| {
+            decode_chunked(TextDecoder::new(Tracefs::new(action)), input.as_bytes(), 5)
+        };
+        let e = run(Action::Issue, bios)
+            .expect_err("no requests")
+            .to_string();
+        assert!(e.contains("no block_rq_issue record"), "{e}");
+        assert!(
+            e.contains("1 block_bio_queue records") && e.contains("--action Q"),
+            "{e}"
+        );
+        let rqs = "fio-1 [000] 1.0: block_rq_issue: 8,0 R 4096 () 0 + 8 [fio]\n";
+        let e = run(Action::Queue, rqs).expect_err("no bios").to_string();
+        assert!(e.contains("--action D"), "{e}");
+        let both = format!("{rqs}{bios}");
+        assert_eq!(run(Action::Issue, &both).expect("decodes").events.len(), 1);
     }
 
     /// A bio a request-based driver (or bcache) consumed completes with no length at its end.

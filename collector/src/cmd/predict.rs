@@ -28,7 +28,7 @@ pub struct Args {
     /// The input format; detected when omitted.
     #[arg(long, short = 'f', value_name = "FORMAT")]
     pub format: Option<String>,
-    /// blktrace only: D (issued, default) or Q (queued).
+    /// blktrace, blkparse and tracefs: D (issued, default) or Q (queued; dm and md have only Q).
     #[arg(long, value_name = "D|Q", default_value = "D")]
     pub action: String,
     /// Generic CSV only: column mapping.

@@ -36,6 +36,9 @@ pub(super) struct Matcher {
     pub(super) last_device: Option<(u32, u32)>,
     /// Last sequence number per (dev_t, cpu), for lost-record detection.
     pub(super) last_sequence: IntMap<(u32, u32), u32>,
+    /// Request events of the other action (`Q` with `D`, `D` with `Q`): a trace of only those
+    /// was read with the wrong action and says so.
+    pub(super) other_requests: u64,
 }
 
 /// How many (device, cpu) pairs sequence tracking follows; more is not a real trace.
@@ -58,6 +61,7 @@ impl Matcher {
             }),
             last_device: None,
             last_sequence: Default::default(),
+            other_requests: 0,
         }
     }
 
@@ -135,6 +139,7 @@ impl Matcher {
                     .withdraw(key(), Pick::Newest, Withdrawal::WithoutLatency);
                 self.stats.merged += u64::from(merged);
             }
+            (TA_QUEUE, Action::Issue) | (TA_ISSUE, Action::Queue) => self.other_requests += 1,
             _ => {}
         }
         self.diagnostics.ignored_records += 1;
@@ -209,6 +214,24 @@ impl Matcher {
     }
 
     /// Records the end-of-input notes once.
+    /// At the end: the error of a trace that held only the other action's requests (a
+    /// bio-based device's `Q`s read with `D`).
+    pub(super) fn wrong_action(&self) -> Option<crate::decode::DecodeError> {
+        if self.stats.requests > 0 || self.other_requests == 0 {
+            return None;
+        }
+        let (request, other) = match self.action {
+            Action::Issue => ("D", "Q"),
+            Action::Queue => ("Q", "D"),
+        };
+        Some(crate::decode::tracefs::wrong_action(
+            super::FORMAT,
+            request,
+            other,
+            self.other_requests,
+        ))
+    }
+
     pub(super) fn finish_notes(&mut self) {
         if self.stats.evicted_pending > 0
             && self.diagnostics.reasons.len() < crate::decode::MAX_REASONS

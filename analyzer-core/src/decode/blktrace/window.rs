@@ -155,6 +155,10 @@ impl BlktraceMulti {
                     None => {
                         self.done = true;
                         self.matcher.finish_notes();
+                        if let Some(e) = self.matcher.wrong_action() {
+                            self.failed = true;
+                            return Err(e);
+                        }
                     }
                 },
             }
