@@ -142,13 +142,19 @@ fn chunks_of_1_and_7_bytes_equal_one_shot() {
         let bytes = read(path);
         for action in [Action::Issue, Action::Queue] {
             let opts = options(columns, action);
-            let one_shot = decode(format, &opts, &bytes, usize::MAX);
+            // A fixture of requests read with `Q` is an error naming `--action D`: the same
+            // error in any chunking.
+            let run = |chunk| {
+                let decoder = format.decoder(&opts).expect("decoder builds");
+                decode_chunked(decoder, &bytes, chunk)
+            };
+            let one_shot = run(usize::MAX);
+            assert!(
+                one_shot.is_ok() || action == Action::Queue,
+                "{path}: {one_shot:?}"
+            );
             for chunk in [1, 7] {
-                assert_eq!(
-                    decode(format, &opts, &bytes, chunk),
-                    one_shot,
-                    "{path} in {chunk}-byte chunks"
-                );
+                assert_eq!(run(chunk), one_shot, "{path} in {chunk}-byte chunks");
             }
         }
     }
