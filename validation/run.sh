@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one validation guest script in the real-kernel lab and files its workloads.
-#   validation/run.sh dmcache|md|bcache [OUT_DIR]
+#   validation/run.sh dmcache|md|bcache|record [OUT_DIR]
 # Needs /work/shared/lab (LAB_SH overrides) set up once with `lab.sh setup` (as root).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,6 +16,12 @@ trap 'rm -f "$guest"' EXIT
 { echo '#!/bin/sh'; [ -z "${GUEST_ENV:-}" ] || echo "export ${GUEST_ENV}"
   cat "$here/guest/common.sh" "$here/guest/$suite.sh"
   if [ -n "${REPLAY:-}" ]; then echo 'exit 0'; echo '__PAYLOAD__'; gzip -9c "$REPLAY" | base64; fi
+  # BLOCKSIGHT_BIN=FILE (the record suite): the blocksight binary, without its debug info.
+  if [ -n "${BLOCKSIGHT_BIN:-}" ]; then
+    echo 'exit 0'; echo '__BINARY__'
+    objcopy --strip-debug "$BLOCKSIGHT_BIN" "$guest.bin" && gzip -6c "$guest.bin" | base64
+    rm -f "$guest.bin"
+  fi
 } > "$guest"
 # DISKS overrides the guest's disks (md workloads of more than four members need more).
 disks=${DISKS:-256M,256M,256M,256M,1G}
