@@ -19,7 +19,12 @@ import io
 import os
 import subprocess
 import sys
+import re
 import tempfile
+
+# bcache's request end, a bcache device's bio completion (validation/collect.py files it so too).
+REQ_END = re.compile(r"^(?P<pre>.*?\d+\.\d+: )bcache_request_end: \d+,\d+ (?P<rwbs>\S+) \d+ \+ "
+                     r"(?P<len>\d+) \(from (?P<omaj>\d+),(?P<omin>\d+) @ (?P<osector>\d+)\)")
 
 
 def sections(path):
@@ -36,6 +41,10 @@ def sections(path):
         elif line.startswith("# END "):
             mode = None
         elif mode == "trace":
+            m = REQ_END.match(line)
+            if m:
+                line = (f"{m['pre']}block_bio_complete: {m['omaj']},{m['omin']} {m['rwbs']} "
+                        f"{m['osector']} + {m['len']} [0]\n")
             trace.append(line)
         elif mode == "rec":
             rec.append(line)

@@ -19,6 +19,11 @@ rec() {
   maj=$((0x$1)) min=$((0x$2)); shift 2
   begin "$n" dev=$maj,$min device=$dev fio="$*"
   EVENTS="block_bio_queue block_bio_complete" trace_on "dev == $(devt $maj $min)"
+  # bcache0's bios get no block_bio_complete: bcache's request end stands for it (BCACHE=1).
+  E=$T/events/bcache/bcache_request_end
+  if [ -n "$BCACHE" ]; then
+    echo "orig_major == $maj && orig_minor == $min" > $E/filter; echo 1 > $E/enable
+  fi
   $B record -d $dev -o /tmp/$n.bst > /tmp/rec.$n.txt 2>&1 &
   pid=$!
   sleep 2
@@ -26,6 +31,7 @@ rec() {
   sleep 1
   kill -INT $pid; wait $pid; echo "### record exit $? $n"; tail -5 /tmp/rec.$n.txt
   EVENTS="block_bio_queue block_bio_complete" trace_off "$n"
+  [ -n "$BCACHE" ] && { echo 0 > $E/enable; echo 0 > $E/filter; }
   end "$n"
   { echo "# RECORDED $n"; $B export /tmp/$n.bst --to csv -o -; echo "# END RECORDED $n"; } >> /tmp/out.txt
   rm -f /tmp/$n.bst
@@ -54,6 +60,7 @@ echo /dev/mapper/cdata > /sys/fs/bcache/register
 echo /dev/vde > /sys/fs/bcache/register
 i=0; while [ ! -e /sys/block/bcache0/bcache/cache ] && [ $i -lt 10 ]; do sleep 1; i=$((i+1)); done
 echo writeback > /sys/block/bcache0/bcache/cache_mode
-rec rec-bc-wb-randrw-4k /dev/bcache0 4 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8 --size=256m
+echo "### bcache_request_end format"; cat /sys/kernel/tracing/events/bcache/bcache_request_end/format
+BCACHE=1 rec rec-bc-wb-randrw-4k /dev/bcache0 4 --rw=randrw --rwmixread=70 --bs=4k --random_distribution=zipf:1.2 --iodepth=8 --size=256m
 cat /tmp/out.txt > "$OUT_DISK"; sync
 exit 0

@@ -12,7 +12,7 @@ use std::path::Path;
 use analyzer_core::Op;
 use anyhow::{bail, Context};
 
-use super::device::{DeviceMap, Level};
+use super::device::{kernel_dev, DeviceMap, Level};
 use super::event_format::{EventFormat, Field};
 use super::ringbuf;
 use super::tracefs::{self, Instance};
@@ -26,12 +26,28 @@ struct Layout {
     kind: Kind,
     level: Level,
     pid: Field,
-    dev: Field,
-    sector: Field,
+    place: Place,
     nr_sector: Field,
     /// `bytes` (issue and insert only): the data length, also right for passthrough requests.
     bytes: Option<Field>,
     rwbs: Field,
+}
+
+/// Where an event names its device and sector.
+#[derive(Clone, Debug)]
+enum Place {
+    /// The block events: `dev` (a kernel dev_t) and `sector`.
+    Block { dev: Field, sector: Field },
+    /// bcache's `bcache_request_end`, a bcache device's bio completion (its bios get no
+    /// `block_bio_complete`: they end remapped to the backing device): the device is
+    /// `orig_major:orig_minor`, the sector `orig_sector`, which the kernel computes as the
+    /// backing device's sector less bcache's default data offset (16 sectors) and keeps in a
+    /// 32-bit field, so bios past 2 TiB get no latency.
+    Bcache {
+        major: Field,
+        minor: Field,
+        sector: Field,
+    },
 }
 
 impl Layout {
@@ -41,10 +57,30 @@ impl Layout {
             kind,
             level,
             pid: format.field("common_pid")?,
-            dev: format.field("dev")?,
-            sector: format.field("sector")?,
+            place: Place::Block {
+                dev: format.field("dev")?,
+                sector: format.field("sector")?,
+            },
             nr_sector: format.field("nr_sector")?,
             bytes: format.field("bytes").ok(),
+            rwbs: format.field("rwbs")?,
+        })
+    }
+
+    /// `bcache:bcache_request_end`: a bcache device's completions.
+    fn bcache_end(format: &EventFormat) -> Result<Layout, String> {
+        Ok(Layout {
+            id: format.id,
+            kind: Kind::Complete,
+            level: Level::Bio,
+            pid: format.field("common_pid")?,
+            place: Place::Bcache {
+                major: format.field("orig_major")?,
+                minor: format.field("orig_minor")?,
+                sector: format.field("orig_sector")?,
+            },
+            nr_sector: format.field("nr_sector")?,
+            bytes: None,
             rwbs: format.field("rwbs")?,
         })
     }
@@ -89,7 +125,11 @@ pub struct EventsBackend {
 }
 
 fn read_format(root: &Path, event: &str) -> anyhow::Result<EventFormat> {
-    let path = root.join("events/block").join(event).join("format");
+    read_event_format(root, "block", event)
+}
+
+fn read_event_format(root: &Path, system: &str, event: &str) -> anyhow::Result<EventFormat> {
+    let path = root.join("events").join(system).join(event).join("format");
     let text = std::fs::read_to_string(&path).map_err(|_| {
         anyhow::anyhow!(
             "this kernel has no {event} tracepoint ({} missing): it needs CONFIG_BLOCK with \
@@ -117,7 +157,21 @@ impl EventsBackend {
                 let format = read_format(root, name)?;
                 layouts
                     .push(Layout::from_format(&format, kind, level).map_err(anyhow::Error::msg)?);
-                wanted.push((name, map.filter_expression(level)));
+                wanted.push((format!("block/{name}"), map.filter_expression(level)));
+            }
+        }
+        // bcache devices' bios never get `block_bio_complete`; bcache's own request end stands
+        // for it where the kernel has it (docs/record.md).
+        let bcache: Vec<String> = map
+            .devices()
+            .iter()
+            .filter(|d| d.level == Level::Bio && d.name.starts_with("bcache"))
+            .map(|d| format!("(orig_major == {} && orig_minor == {})", d.major, d.minor))
+            .collect();
+        if !bcache.is_empty() {
+            if let Ok(format) = read_event_format(root, "bcache", "bcache_request_end") {
+                layouts.push(Layout::bcache_end(&format).map_err(anyhow::Error::msg)?);
+                wanted.push(("bcache/bcache_request_end".into(), bcache.join(" || ")));
             }
         }
         let instance = Instance::create(root)?;
@@ -131,7 +185,7 @@ impl EventsBackend {
         // unread pages being overwritten under the reader.
         let _ = tracefs::write_control(&instance.path("options/overwrite"), "0");
         for (event, filter) in &wanted {
-            let dir = instance.path(&format!("events/block/{event}"));
+            let dir = instance.path(&format!("events/{event}"));
             tracefs::write_control(&dir.join("filter"), filter)
                 .with_context(|| format!("setting the device filter {filter:?}"))?;
             tracefs::write_control(&dir.join("enable"), "1")?;
@@ -170,8 +224,20 @@ fn decode(layouts: &[Layout], map: &DeviceMap, ts: u64, payload: &[u8]) -> Optio
     let id = u16::from_le_bytes(payload.get(0..2)?.try_into().ok()?);
     let layout = layouts.iter().find(|l| l.id == id)?;
     let mut op = op_from_rwbs(layout.rwbs.bytes(payload)?)?;
-    let dev = layout.dev.read_u64(payload)? as u32;
-    let sector = layout.sector.read_u64(payload)?;
+    let (dev, sector) = match &layout.place {
+        Place::Block { dev, sector } => (dev.read_u64(payload)? as u32, sector.read_u64(payload)?),
+        Place::Bcache {
+            major,
+            minor,
+            sector,
+        } => (
+            kernel_dev(
+                major.read_u64(payload)? as u32,
+                minor.read_u64(payload)? as u32,
+            ),
+            sector.read_u64(payload)?,
+        ),
+    };
     let nr_sector = layout.nr_sector.read_u64(payload)?;
     let len_bytes = match layout.bytes {
         Some(f) => f.read_u64(payload)?,
@@ -316,8 +382,10 @@ mod tests {
                 kind: Kind::Issue,
                 level: Level::Request,
                 pid: f(4, 4),
-                dev: f(8, 4),
-                sector: f(16, 8),
+                place: Place::Block {
+                    dev: f(8, 4),
+                    sector: f(16, 8),
+                },
                 nr_sector: f(24, 4),
                 bytes: Some(f(28, 4)),
                 rwbs: f(34, 10),
@@ -327,8 +395,10 @@ mod tests {
                 kind: Kind::Complete,
                 level: Level::Request,
                 pid: f(4, 4),
-                dev: f(8, 4),
-                sector: f(16, 8),
+                place: Place::Block {
+                    dev: f(8, 4),
+                    sector: f(16, 8),
+                },
                 nr_sector: f(24, 4),
                 bytes: None,
                 rwbs: f(34, 10),
@@ -430,6 +500,78 @@ mod tests {
                 (Kind::Complete, Op::Read, 32768, 32768, true),
                 (Kind::Complete, Op::Write, 2056 * 512, 0, true),
                 (Kind::Complete, Op::Flush, 0, 0, true),
+            ]
+        );
+    }
+
+    /// `bcache:bcache_request_end` as Debian's 6.1 kernel prints its format (the lab's
+    /// `validation/guest/record.sh`): a bcache device's completions, at its own sector.
+    const BCACHE_REQUEST_END_FORMAT: &str = "name: bcache_request_end
+ID: 1423
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+
+\tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;
+\tfield:unsigned int orig_major;\toffset:12;\tsize:4;\tsigned:0;
+\tfield:unsigned int orig_minor;\toffset:16;\tsize:4;\tsigned:0;
+\tfield:sector_t sector;\toffset:24;\tsize:8;\tsigned:0;
+\tfield:dev_t orig_sector;\toffset:32;\tsize:4;\tsigned:0;
+\tfield:unsigned int nr_sector;\toffset:36;\tsize:4;\tsigned:0;
+\tfield:char rwbs[6];\toffset:40;\tsize:6;\tsigned:1;
+
+print fmt: \"%d,%d %s %llu + %u (from %d,%d @ %llu)\", REC->dev
+";
+
+    #[test]
+    fn bcache_request_ends_complete_the_bcache_devices_bios() {
+        let format = EventFormat::parse(BCACHE_REQUEST_END_FORMAT).expect("format");
+        let layouts = vec![Layout::bcache_end(&format).expect("layout")];
+        let map = DeviceMap::new(vec![TracedDevice {
+            name: "bcache0".into(),
+            major: 251,
+            minor: 0,
+            disk_name: "bcache0".into(),
+            disk_major: 251,
+            disk_minor: 0,
+            start_sector: 0,
+            size_sectors: 1 << 21,
+            level: Level::Bio,
+        }]);
+        // A consumed write (nothing left, at its end) and a read, on bcache0; one of another
+        // bcache device.
+        let end = |major: u32, minor: u32, orig_sector: u32, nr: u32, rwbs: &[u8]| {
+            let mut p = vec![0u8; 48];
+            p[0..2].copy_from_slice(&1423u16.to_le_bytes());
+            p[4..8].copy_from_slice(&9u32.to_le_bytes());
+            p[8..12].copy_from_slice(&kernel_dev(254, 64).to_le_bytes());
+            p[12..16].copy_from_slice(&major.to_le_bytes());
+            p[16..20].copy_from_slice(&minor.to_le_bytes());
+            p[24..32].copy_from_slice(&u64::from(orig_sector + 16).to_le_bytes());
+            p[32..36].copy_from_slice(&orig_sector.to_le_bytes());
+            p[36..40].copy_from_slice(&nr.to_le_bytes());
+            p[40..40 + rwbs.len()].copy_from_slice(rwbs);
+            p
+        };
+        let page = PageBuilder::new(1_000)
+            .event(1, &end(251, 0, 2056, 0, b"W"))
+            .event(2, &end(251, 0, 4096, 8, b"R"))
+            .event(3, &end(251, 128, 64, 8, b"R"))
+            .build(4096);
+        let mut out = Vec::new();
+        ringbuf::parse_page(&page, |ts, p| out.extend(decode(&layouts, &map, ts, p)))
+            .expect("page");
+        let got: Vec<_> = out
+            .iter()
+            .map(|r| (r.kind, r.device, r.op, r.offset_bytes, r.len_bytes, r.bio))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Kind::Complete, 0, Op::Write, 2056 * 512, 0, true),
+                (Kind::Complete, 0, Op::Read, 4096 * 512, 4096, true),
             ]
         );
     }
