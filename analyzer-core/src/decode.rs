@@ -182,6 +182,33 @@ pub enum Action {
     Queue,
 }
 
+/// The error of a trace that holds only the other action's requests: `request` is `action`'s
+/// request in the format's words (`block_rq_issue`, `D`), `other` the other action's, seen
+/// `n` times.
+pub(crate) fn wrong_action(
+    format: &str,
+    action: Action,
+    request: &str,
+    other: &str,
+    n: u64,
+) -> DecodeError {
+    let (chosen, flag, what) = match action {
+        Action::Issue => (
+            "--action D",
+            "--action Q",
+            ", the bios of a device without requests of its own (dm, md, bcache, zram)",
+        ),
+        Action::Queue => ("--action Q", "--action D (the default)", ""),
+    };
+    DecodeError::other(
+        format,
+        format!(
+            "no {request} record (the request with {chosen}) but {n} {other} records{what}: read \
+             it with {flag}"
+        ),
+    )
+}
+
 impl Action {
     pub fn from_name(name: &str) -> Option<Action> {
         match name {
@@ -531,6 +558,7 @@ pub mod cloudphysics_csv;
 pub mod csv_fields;
 pub mod disksim;
 pub mod fio_iolog;
+pub mod fiu;
 pub mod generic_csv;
 pub mod libcachesim_csv;
 pub mod merge;

@@ -10,7 +10,7 @@ use crate::decode::order::InOrder;
 use crate::decode::text::{sniff_lines, sniff_lines_detail, SniffDetail, TextDecoder};
 use crate::decode::{alibaba, arc, blkparse, disksim, fio_iolog, generic_csv, msr, spc, tencent};
 use crate::decode::{blktrace, oracle_general, vscsi};
-use crate::decode::{cloudphysics_csv, libcachesim_csv, systor, tracefs};
+use crate::decode::{cloudphysics_csv, fiu, libcachesim_csv, systor, tracefs};
 use crate::decode::{Action, DecodeError, DecodeOptions, Decoder, MultiDecoder};
 
 /// Boxes a text format's line parser as a push decoder.
@@ -49,6 +49,8 @@ pub enum TraceFormat {
     OracleGeneral,
     /// SYSTOR '17 VDI traces: `Timestamp,Response,IOType,LUN,Offset,Size`.
     SystorCsv,
+    /// FIU's SRCMap and I/O Deduplication traces: `ns pid process lba blocks W|R major minor md5`.
+    Fiu,
     /// The ARC paper's `.lis` traces: `start_block num_blocks ignore request_id`.
     ArcLis,
     /// MQSim's ASCII traces: `time_ns device sector sectors type`.
@@ -64,7 +66,7 @@ pub enum TraceFormat {
 }
 
 impl TraceFormat {
-    pub const ALL: [TraceFormat; 20] = [
+    pub const ALL: [TraceFormat; 21] = [
         TraceFormat::Native,
         TraceFormat::BlktraceBin,
         TraceFormat::BlkparseText,
@@ -79,6 +81,7 @@ impl TraceFormat {
         TraceFormat::VscsiV2,
         TraceFormat::OracleGeneral,
         TraceFormat::SystorCsv,
+        TraceFormat::Fiu,
         TraceFormat::ArcLis,
         TraceFormat::MqSim,
         TraceFormat::DiskSim,
@@ -104,6 +107,7 @@ impl TraceFormat {
             TraceFormat::VscsiV2 => "vscsi2",
             TraceFormat::OracleGeneral => "oracle-general",
             TraceFormat::SystorCsv => "systor",
+            TraceFormat::Fiu => "fiu",
             TraceFormat::ArcLis => "arc",
             TraceFormat::MqSim => "mqsim",
             TraceFormat::DiskSim => "disksim",
@@ -130,6 +134,7 @@ impl TraceFormat {
             TraceFormat::VscsiV2 => "CloudPhysics vscsi v2",
             TraceFormat::OracleGeneral => "libCacheSim oracleGeneral binary",
             TraceFormat::SystorCsv => "SYSTOR '17 VDI trace (SNIA)",
+            TraceFormat::Fiu => "FIU SRCMap / I/O Deduplication trace (SNIA)",
             TraceFormat::ArcLis => "ARC paper .lis trace (512-byte blocks, reads, no times)",
             TraceFormat::MqSim => "MQSim ASCII trace (ns, sectors, 0 write / 1 read)",
             TraceFormat::DiskSim => "DiskSim ASCII trace (ms, blocks, flags)",
@@ -148,6 +153,7 @@ impl TraceFormat {
             | TraceFormat::BlktraceBin
             | TraceFormat::BlkparseText
             | TraceFormat::FioIologV2
+            | TraceFormat::Fiu
             | TraceFormat::GenericCsv => 1,
             // tracefs prints microseconds.
             TraceFormat::TracefsText => 1_000,
@@ -197,6 +203,7 @@ impl TraceFormat {
                 options.csv_columns.as_deref(),
             )?)),
             TraceFormat::SystorCsv => Ok(text(systor::Systor::new())),
+            TraceFormat::Fiu => Ok(text(fiu::Fiu::new())),
             TraceFormat::ArcLis => Ok(text(arc::ArcLis::new())),
             TraceFormat::MqSim => Ok(text(disksim::DiskSimAscii::new(disksim::Flavor::MqSim))),
             TraceFormat::DiskSim => Ok(text(disksim::DiskSimAscii::new(disksim::Flavor::DiskSim))),
@@ -337,6 +344,7 @@ fn sniff_detail(format: TraceFormat, head: &[u8]) -> Option<SniffDetail> {
         TraceFormat::FioIologV2 => sniff_lines_detail(fio_iolog::FioIolog::new(2), head),
         TraceFormat::FioIologV3 => sniff_lines_detail(fio_iolog::FioIolog::new(3), head),
         TraceFormat::SystorCsv => sniff_lines_detail(systor::Systor::new(), head),
+        TraceFormat::Fiu => sniff_lines_detail(fiu::Fiu::new(), head),
         TraceFormat::ArcLis => sniff_lines_detail(arc::ArcLis::new(), head),
         TraceFormat::MqSim => {
             sniff_lines_detail(disksim::DiskSimAscii::new(disksim::Flavor::MqSim), head)
@@ -374,6 +382,7 @@ fn sniff_one(format: TraceFormat, head: &[u8]) -> Confidence {
         TraceFormat::VscsiV2 => vscsi::sniff(vscsi::VscsiVersion::V2, head),
         TraceFormat::OracleGeneral => oracle_general::sniff(head),
         TraceFormat::SystorCsv => sniff_lines(systor::Systor::new(), head),
+        TraceFormat::Fiu => sniff_lines(fiu::Fiu::new(), head),
         TraceFormat::ArcLis => sniff_lines(arc::ArcLis::new(), head),
         TraceFormat::MqSim => sniff_lines(disksim::DiskSimAscii::new(disksim::Flavor::MqSim), head),
         TraceFormat::DiskSim => {
@@ -416,12 +425,16 @@ mod tests {
     fn real_shapes_are_sniffed_as_their_format() {
         // Constructed lines in each new format's shape (the real samples are checked in
         // tests/tests/real.rs when they are present).
-        let cases: [(&str, TraceFormat); 7] = [
+        let cases: [(&str, TraceFormat); 8] = [
             (
                 "Timestamp,Response,IOType,LUN,Offset,Size\n1456095145.133076000,0.000806000,R,0,899056122368,131072\n",
                 TraceFormat::SystorCsv,
             ),
             ("230027 8 0 0\n1842745 64 0 1\n216082 8 0 2\n", TraceFormat::ArcLis),
+            (
+                "89968195792462 20782 gzip 283193184 8 R 6 0 56f11b711d91a065a2b6458eca924523\n",
+                TraceFormat::Fiu,
+            ),
             ("938513000 4 264719034 16 0\n938828000 3 197570570 16 0\n", TraceFormat::MqSim),
             ("0.000000 0 1024 8 1\n12.5 0 2048 16 0\n", TraceFormat::DiskSim),
             ("time,obj_id,obj_size,op\n0,12,4096,read\n", TraceFormat::LibCacheSimCsv),

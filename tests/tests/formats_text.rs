@@ -24,6 +24,7 @@ const FIXTURES: &[(&str, TraceFormat, Option<&str>)] = &[
         None,
     ),
     ("tencent/cbs_sample.csv", TraceFormat::TencentCsv, None),
+    ("fiu/homes_shape.txt", TraceFormat::Fiu, None),
     ("fio/two_files.v3.iolog", TraceFormat::FioIologV3, None),
     ("fio/trim.v3.iolog", TraceFormat::FioIologV3, None),
     ("fio/two_files.v2.iolog", TraceFormat::FioIologV2, None),

@@ -9,7 +9,7 @@
 //! paper's own readers do; the fourth is the request's number. One device, named `lis`.
 
 use super::text::{
-    parse_u64, sectors_to_len_bytes, sectors_to_offset_bytes, split_fields, utf8, Delimiter,
+    parse_u64, record_text, sectors_to_len_bytes, sectors_to_offset_bytes, split_fields, Delimiter,
     LineFormat, Out,
 };
 use crate::event::{IoEvent, Op};
@@ -55,13 +55,9 @@ impl LineFormat for ArcLis {
     }
 
     fn line(&mut self, line_no: u64, text: &[u8], out: &mut Out) {
-        let line = match utf8(text) {
-            Ok(l) => l.trim(),
-            Err(why) => return out.skip(line_no, why),
+        let Some(line) = record_text(line_no, text, out) else {
+            return;
         };
-        if line.is_empty() || line.starts_with('#') {
-            return out.ignore();
-        }
         match record(line, out) {
             Ok(e) => out.emit(e),
             Err(why) => out.skip(line_no, why),

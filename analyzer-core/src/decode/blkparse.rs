@@ -16,18 +16,12 @@ use super::text::{
     op_from_rwbs, op_with_range, parse_seconds_nanos, sectors_to_len_bytes,
     sectors_to_offset_bytes, utf8, LineFormat, Out, Pending,
 };
-use super::tracefs::wrong_action;
 use super::Action;
 use crate::event::{IoEvent, Op};
 
 pub struct Blkparse {
     request_action: &'static str,
-    /// `Q` is the request: issues and completions are keyed by their end sector.
-    by_end: bool,
     pending: Pending,
-    /// Request lines read, and lines of the other action's request (see `decode::tracefs`).
-    requests: u64,
-    other_requests: u64,
 }
 
 impl Blkparse {
@@ -38,10 +32,7 @@ impl Blkparse {
         };
         Blkparse {
             request_action,
-            by_end: action == Action::Queue,
-            pending: Pending::default(),
-            requests: 0,
-            other_requests: 0,
+            pending: Pending::new(action),
         }
     }
 
@@ -77,7 +68,7 @@ impl Blkparse {
         // A requeue (`R`) undoes an issue; with `Q` as the request it does not matter.
         let is_requeue = action == "R" && self.request_action == "D";
         if action == other_action(self.request_action) {
-            self.other_requests += 1;
+            self.pending.other_request();
         }
         if !is_request && action != "C" && !is_requeue {
             out.ignore();
@@ -121,13 +112,7 @@ impl Blkparse {
                 pid: Some(pid),
             };
             out.accept();
-            self.requests += 1;
-            let key = if self.by_end {
-                sector.saturating_add(sectors)
-            } else {
-                sector
-            };
-            self.pending.issue(event, key, out);
+            self.pending.issue(event, sector, sectors, out);
         } else if is_requeue {
             let sector = range.map(|(s, _)| s).unwrap_or(0);
             if self.pending.requeue(device, op, sector, out) {
@@ -135,17 +120,10 @@ impl Blkparse {
             } else {
                 out.ignore();
             }
+        } else if self.pending.complete(device, op, range, time_nanos, out) {
+            out.accept();
         } else {
-            let key = match range {
-                Some((s, n)) if self.by_end => s.saturating_add(n),
-                Some((s, _)) => s,
-                None => 0,
-            };
-            if self.pending.complete(device, op, key, time_nanos, out) {
-                out.accept();
-            } else {
-                out.ignore();
-            }
+            out.ignore();
         }
         Ok(())
     }
@@ -186,16 +164,9 @@ impl LineFormat for Blkparse {
     }
 
     fn finish(&mut self, out: &mut Out) {
-        self.pending.flush(out);
-        if self.requests == 0 && self.other_requests > 0 {
-            let other = other_action(self.request_action);
-            out.fail(wrong_action(
-                "blkparse",
-                self.request_action,
-                other,
-                self.other_requests,
-            ));
-        }
+        let request = self.request_action;
+        self.pending
+            .finish("blkparse", request, other_action(request), out);
     }
 }
 

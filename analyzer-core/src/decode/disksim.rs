@@ -13,8 +13,8 @@
 //! `--format disksim`. Devices are named `devN`.
 
 use super::text::{
-    parse_scaled, parse_u64, sectors_to_len_bytes, sectors_to_offset_bytes, split_fields, utf8,
-    Delimiter, LineFormat, Out,
+    parse_scaled, parse_u64, record_text, sectors_to_len_bytes, sectors_to_offset_bytes,
+    split_fields, Delimiter, LineFormat, Out,
 };
 use crate::event::{IoEvent, Op};
 
@@ -92,13 +92,9 @@ impl LineFormat for DiskSimAscii {
     }
 
     fn line(&mut self, line_no: u64, text: &[u8], out: &mut Out) {
-        let line = match utf8(text) {
-            Ok(l) => l.trim(),
-            Err(why) => return out.skip(line_no, why),
+        let Some(line) = record_text(line_no, text, out) else {
+            return;
         };
-        if line.is_empty() || line.starts_with('#') {
-            return out.ignore();
-        }
         match self.record(line, out) {
             Ok(e) => out.emit(e),
             Err(why) => out.skip(line_no, why),

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use super::order::Reorder;
 use super::pending::{MatchRule, PendingConfig, PendingRequests, Pick, Withdrawal};
-use super::{DecodeError, Decoder, Diagnostics, Line, LineBuffer};
+use super::{Action, DecodeError, Decoder, Diagnostics, Line, LineBuffer};
 use crate::event::{IoEvent, Op, TraceHeader};
 use crate::format::Confidence;
 
@@ -453,6 +453,22 @@ pub(crate) fn utf8(text: &[u8]) -> Result<&str, &'static str> {
     std::str::from_utf8(text).map_err(|_| "not UTF-8 text")
 }
 
+/// The trimmed text of a line that may hold a record of a space-separated format; `None`, with
+/// the line counted, for one that is not UTF-8 (skipped), blank or a `#` comment (ignored).
+pub(crate) fn record_text<'a>(line_no: u64, text: &'a [u8], out: &mut Out) -> Option<&'a str> {
+    match utf8(text) {
+        Ok(l) if l.trim().is_empty() || l.trim().starts_with('#') => {
+            out.ignore();
+            None
+        }
+        Ok(l) => Some(l.trim()),
+        Err(why) => {
+            out.skip(line_no, why);
+            None
+        }
+    }
+}
+
 /// Splits a line into its first `N` fields (trimmed of spaces) and returns them with the total
 /// number of fields. The supported CSV traces have no quoted fields; a quote stays part of its
 /// field and fails that field's type check.
@@ -661,12 +677,25 @@ impl LineKey {
 /// The issue/complete text formats' use of the one matcher ([`PendingRequests`]): oldest
 /// first, [`MAX_PENDING`] held at most, [`MAX_PENDING_AGE_NANOS`] on the clock of the newest
 /// issue or completion line; released events go straight to [`Out`] in issue order.
+///
+/// What a completion is matched by follows the action. A request (`--action D`) completes at
+/// its start sector. A bio (`Q`) is keyed by its end sector, the one thing its queue and
+/// completion always share: a bio that a stacked device splits completes with what is left of
+/// it (`R 64 + 64` for `R 0 + 128`), and one consumed by a request completes at its end with no
+/// length.
 pub(crate) struct Pending {
     requests: PendingRequests<LineKey, IoEvent>,
+    action: Action,
+    /// Requests issued, and lines of the other action's request (`block_bio_queue` or `Q` when
+    /// the request is the issue, and the other way round): a trace holding only the other kind
+    /// was read with the wrong action, and [`Pending::finish`] says so rather than giving no
+    /// events.
+    issued: u64,
+    other_requests: u64,
 }
 
-impl Default for Pending {
-    fn default() -> Pending {
+impl Pending {
+    pub fn new(action: Action) -> Pending {
         Pending {
             requests: PendingRequests::new(PendingConfig {
                 rule: MatchRule::Oldest,
@@ -675,28 +704,44 @@ impl Default for Pending {
                 max_orphans: 0,
                 orphan_nanos: 0,
             }),
+            action,
+            issued: 0,
+            other_requests: 0,
         }
     }
-}
 
-impl Pending {
-    /// Holds `event` (issued at `sector`) until its completion.
-    pub fn issue(&mut self, event: IoEvent, sector: u64, out: &mut Out) {
-        let key = LineKey::new(event.device, event.op, sector);
+    /// The sector a request or completion over `sector + sectors` is matched by.
+    fn key_sector(&self, sector: u64, sectors: u64) -> u64 {
+        match self.action {
+            Action::Issue => sector,
+            Action::Queue => sector.saturating_add(sectors),
+        }
+    }
+
+    /// Holds `event` (issued over `sector + sectors`) until its completion.
+    pub fn issue(&mut self, event: IoEvent, sector: u64, sectors: u64, out: &mut Out) {
+        self.issued += 1;
+        let key = LineKey::new(event.device, event.op, self.key_sector(sector, sectors));
         self.requests.issue(key, event.time_nanos, event);
         self.release(out, false);
     }
 
-    /// A completion at `time_nanos`: gives the oldest matching request its latency. Returns
-    /// whether a request matched.
+    /// A line of the other action's request event was read (and ignored).
+    pub fn other_request(&mut self) {
+        self.other_requests += 1;
+    }
+
+    /// A completion over `range` (`None`: a flush, or a line without one) at `time_nanos`:
+    /// gives the oldest matching request its latency. Returns whether a request matched.
     pub fn complete(
         &mut self,
         device: u32,
         op: Op,
-        sector: u64,
+        range: Option<(u64, u64)>,
         time_nanos: u64,
         out: &mut Out,
     ) -> bool {
+        let sector = range.map_or(0, |(s, n)| self.key_sector(s, n));
         let matched = self
             .requests
             .complete(LineKey::new(device, op, sector), time_nanos);
@@ -724,9 +769,20 @@ impl Pending {
         }
     }
 
-    /// End of input: release everything still waiting, without latency.
-    pub fn flush(&mut self, out: &mut Out) {
+    /// End of input: releases everything still waiting, without latency, and fails a trace
+    /// that held only the other action's requests, naming `request` and `other`, the format's
+    /// words for this action's request and the other's.
+    pub fn finish(&mut self, format: &str, request: &str, other: &str, out: &mut Out) {
         self.release(out, true);
+        if self.issued == 0 && self.other_requests > 0 {
+            out.fail(super::wrong_action(
+                format,
+                self.action,
+                request,
+                other,
+                self.other_requests,
+            ));
+        }
     }
 }
 

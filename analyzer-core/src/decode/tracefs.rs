@@ -22,19 +22,12 @@ use super::text::{
     op_from_rwbs, op_with_range, parse_seconds_nanos, sectors_to_len_bytes,
     sectors_to_offset_bytes, utf8, Clock, LineFormat, Out, Pending,
 };
-use super::{Action, DecodeError};
+use super::Action;
 use crate::event::{IoEvent, Op};
 
 pub struct Tracefs {
     request_events: [&'static str; 1],
     complete_events: &'static [&'static str],
-    /// Bios (`--action Q`): issues and completions are keyed by their end sector.
-    by_end: bool,
-    /// Request lines read, and lines of the other action's request event (`block_bio_queue`
-    /// with `--action D`, `block_rq_issue` with `Q`): a trace of only the other kind is read
-    /// with the wrong action, and says so rather than giving no events.
-    requests: u64,
-    other_requests: u64,
     clock: Clock,
     pending: Pending,
 }
@@ -61,11 +54,8 @@ impl Tracefs {
         Tracefs {
             request_events,
             complete_events,
-            by_end: action == Action::Queue,
-            requests: 0,
-            other_requests: 0,
             clock: Clock,
-            pending: Pending::default(),
+            pending: Pending::new(action),
         }
     }
 
@@ -77,7 +67,7 @@ impl Tracefs {
         let is_requeue = t.event == "block_rq_requeue" && self.request_events == ["block_rq_issue"];
         if !is_request && !is_requeue && !self.complete_events.contains(&t.event) {
             if t.event == other_request_event(self.request_events[0]) {
-                self.other_requests += 1;
+                self.pending.other_request();
             }
             out.ignore();
             return Ok(());
@@ -126,13 +116,7 @@ impl Tracefs {
                 pid: t.pid,
             };
             out.accept();
-            self.requests += 1;
-            let key = if self.by_end {
-                sector.saturating_add(sectors)
-            } else {
-                sector
-            };
-            self.pending.issue(event, key, out);
+            self.pending.issue(event, sector, sectors, out);
         } else if is_requeue {
             let sector = range.map(|(s, _)| s).unwrap_or(0);
             if self.pending.requeue(device, op, sector, out) {
@@ -140,17 +124,10 @@ impl Tracefs {
             } else {
                 out.ignore();
             }
+        } else if self.pending.complete(device, op, range, time_nanos, out) {
+            out.accept();
         } else {
-            let key = match range {
-                Some((s, n)) if self.by_end => s.saturating_add(n),
-                Some((s, _)) => s,
-                None => 0,
-            };
-            if self.pending.complete(device, op, key, time_nanos, out) {
-                out.accept();
-            } else {
-                out.ignore();
-            }
+            out.ignore();
         }
         Ok(())
     }
@@ -235,12 +212,9 @@ impl LineFormat for Tracefs {
     }
 
     fn finish(&mut self, out: &mut Out) {
-        self.pending.flush(out);
-        if self.requests == 0 && self.other_requests > 0 {
-            let request = self.request_events[0];
-            let other = other_request_event(request);
-            out.fail(wrong_action("tracefs", request, other, self.other_requests));
-        }
+        let request = self.request_events[0];
+        self.pending
+            .finish("tracefs", request, other_request_event(request), out);
     }
 }
 
@@ -251,28 +225,6 @@ fn other_request_event(request: &str) -> &'static str {
     } else {
         "block_rq_issue"
     }
-}
-
-/// The error of a trace that holds only the other action's requests (`request` is the chosen
-/// action's event, `other` the other's, seen `n` times).
-pub(crate) fn wrong_action(format: &str, request: &str, other: &str, n: u64) -> DecodeError {
-    let issue = request.contains("issue") || request == "D";
-    let (chosen, flag, what) = if issue {
-        (
-            "--action D",
-            "--action Q",
-            ", the bios of a device without requests of its own (dm, md, bcache, zram)",
-        )
-    } else {
-        ("--action Q", "--action D (the default)", "")
-    };
-    DecodeError::other(
-        format,
-        format!(
-            "no {request} record (the request with {chosen}) but {n} {other} records{what}: read \
-             it with {flag}"
-        ),
-    )
 }
 
 #[cfg(test)]

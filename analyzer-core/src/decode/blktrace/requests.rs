@@ -224,8 +224,9 @@ impl Matcher {
             Action::Issue => ("D", "Q"),
             Action::Queue => ("Q", "D"),
         };
-        Some(crate::decode::tracefs::wrong_action(
+        Some(crate::decode::wrong_action(
             super::FORMAT,
+            self.action,
             request,
             other,
             self.other_requests,
