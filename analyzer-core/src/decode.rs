@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{IoEvent, TraceHeader};
+use crate::event::{IoEvent, Op, TraceHeader};
 
 /// How many skip reasons [`Diagnostics`] keeps verbatim.
 pub const MAX_REASONS: usize = 8;
@@ -294,6 +294,28 @@ pub struct Decoded {
     pub diagnostics: Diagnostics,
 }
 
+/// An event as `(time_nanos, device name, offset_bytes, len_bytes, op)`: [`Decoded::rows`].
+pub type EventRow<'a> = (u64, &'a str, u64, u32, Op);
+
+impl Decoded {
+    /// Each event as an [`EventRow`], the fields a decoder's tests compare.
+    pub fn rows(&self) -> Vec<EventRow<'_>> {
+        self.events
+            .iter()
+            .map(|e| {
+                let device = self.header.devices.get(e.device as usize);
+                (
+                    e.time_nanos,
+                    device.map_or("?", |d| d.name.as_str()),
+                    e.offset_bytes,
+                    e.len_bytes,
+                    e.op,
+                )
+            })
+            .collect()
+    }
+}
+
 /// Feeds `input` to `decoder` in chunks of `chunk_bytes` and collects everything it produces.
 /// Used by tests (1- and 7-byte chunks must equal one-shot decoding) and small inputs.
 pub fn decode_chunked(
@@ -560,12 +582,14 @@ pub mod disksim;
 pub mod fio_iolog;
 pub mod fiu;
 pub mod generic_csv;
+pub mod lcs;
 pub mod libcachesim_csv;
 pub mod merge;
 pub mod msr;
 pub mod oracle_general;
 pub mod order;
 pub mod pending;
+pub(crate) mod push_buffer;
 pub mod spc;
 pub mod systor;
 pub mod tencent;

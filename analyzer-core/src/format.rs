@@ -9,7 +9,7 @@ use crate::decode::merge::{Merge, Single};
 use crate::decode::order::InOrder;
 use crate::decode::text::{sniff_lines, sniff_lines_detail, SniffDetail, TextDecoder};
 use crate::decode::{alibaba, arc, blkparse, disksim, fio_iolog, generic_csv, msr, spc, tencent};
-use crate::decode::{blktrace, oracle_general, vscsi};
+use crate::decode::{blktrace, lcs, oracle_general, vscsi};
 use crate::decode::{cloudphysics_csv, fiu, libcachesim_csv, systor, tracefs};
 use crate::decode::{Action, DecodeError, DecodeOptions, Decoder, MultiDecoder};
 
@@ -47,6 +47,8 @@ pub enum TraceFormat {
     VscsiV2,
     /// libCacheSim's `oracleGeneral` binary records.
     OracleGeneral,
+    /// libCacheSim's lcs binary traces: an 8 KiB header, then fixed records (versions 1 to 8).
+    Lcs,
     /// SYSTOR '17 VDI traces: `Timestamp,Response,IOType,LUN,Offset,Size`.
     SystorCsv,
     /// FIU's SRCMap and I/O Deduplication traces: `ns pid process lba blocks W|R major minor md5`.
@@ -66,7 +68,7 @@ pub enum TraceFormat {
 }
 
 impl TraceFormat {
-    pub const ALL: [TraceFormat; 21] = [
+    pub const ALL: [TraceFormat; 22] = [
         TraceFormat::Native,
         TraceFormat::BlktraceBin,
         TraceFormat::BlkparseText,
@@ -80,6 +82,7 @@ impl TraceFormat {
         TraceFormat::VscsiV1,
         TraceFormat::VscsiV2,
         TraceFormat::OracleGeneral,
+        TraceFormat::Lcs,
         TraceFormat::SystorCsv,
         TraceFormat::Fiu,
         TraceFormat::ArcLis,
@@ -106,6 +109,7 @@ impl TraceFormat {
             TraceFormat::VscsiV1 => "vscsi1",
             TraceFormat::VscsiV2 => "vscsi2",
             TraceFormat::OracleGeneral => "oracle-general",
+            TraceFormat::Lcs => "lcs",
             TraceFormat::SystorCsv => "systor",
             TraceFormat::Fiu => "fiu",
             TraceFormat::ArcLis => "arc",
@@ -133,6 +137,7 @@ impl TraceFormat {
             TraceFormat::VscsiV1 => "CloudPhysics vscsi v1",
             TraceFormat::VscsiV2 => "CloudPhysics vscsi v2",
             TraceFormat::OracleGeneral => "libCacheSim oracleGeneral binary",
+            TraceFormat::Lcs => "libCacheSim lcs binary (versions 1-8)",
             TraceFormat::SystorCsv => "SYSTOR '17 VDI trace (SNIA)",
             TraceFormat::Fiu => "FIU SRCMap / I/O Deduplication trace (SNIA)",
             TraceFormat::ArcLis => "ARC paper .lis trace (512-byte blocks, reads, no times)",
@@ -165,7 +170,7 @@ impl TraceFormat {
             TraceFormat::TencentCsv => 1_000_000_000,
             TraceFormat::FioIologV3 => 1_000_000,
             TraceFormat::VscsiV1 | TraceFormat::VscsiV2 => 1_000,
-            TraceFormat::OracleGeneral => 1_000_000_000,
+            TraceFormat::OracleGeneral | TraceFormat::Lcs => 1_000_000_000,
             TraceFormat::SystorCsv => 1_000,
             TraceFormat::ArcLis => return None,
             TraceFormat::MqSim => 1,
@@ -221,6 +226,7 @@ impl TraceFormat {
             TraceFormat::OracleGeneral => Ok(Box::new(InOrder::new(
                 oracle_general::OracleGeneralDecoder::new(),
             ))),
+            TraceFormat::Lcs => Ok(Box::new(InOrder::new(lcs::LcsDecoder::new()))),
         }
     }
 
@@ -381,6 +387,7 @@ fn sniff_one(format: TraceFormat, head: &[u8]) -> Confidence {
         TraceFormat::VscsiV1 => vscsi::sniff(vscsi::VscsiVersion::V1, head),
         TraceFormat::VscsiV2 => vscsi::sniff(vscsi::VscsiVersion::V2, head),
         TraceFormat::OracleGeneral => oracle_general::sniff(head),
+        TraceFormat::Lcs => lcs::sniff(head),
         TraceFormat::SystorCsv => sniff_lines(systor::Systor::new(), head),
         TraceFormat::Fiu => sniff_lines(fiu::Fiu::new(), head),
         TraceFormat::ArcLis => sniff_lines(arc::ArcLis::new(), head),

@@ -613,11 +613,12 @@ fn decode_any(format: TraceFormat, input: &[u8], chunk: usize, action: Action) {
     }
 }
 
-const BINARY_FORMATS: [TraceFormat; 4] = [
+const BINARY_FORMATS: [TraceFormat; 5] = [
     TraceFormat::BlktraceBin,
     TraceFormat::VscsiV1,
     TraceFormat::VscsiV2,
     TraceFormat::OracleGeneral,
+    TraceFormat::Lcs,
 ];
 
 proptest! {
@@ -630,6 +631,14 @@ proptest! {
         }
         decode_any(TraceFormat::BlktraceBin, &input, chunk, Action::Queue);
         let _ = sniff(&input);
+        // Random records behind libCacheSim's own lcs headers of every record size.
+        for version in [1, 2, 3, 8] {
+            let fixture = std::fs::read(data_dir().join(format!("lcs/trace.v{version}.lcs")))
+                .expect("fixture");
+            let mut bytes = fixture[..8192].to_vec();
+            bytes.extend_from_slice(&input);
+            decode_any(TraceFormat::Lcs, &bytes, chunk, Action::Issue);
+        }
     }
 
     #[test]
@@ -653,6 +662,8 @@ proptest! {
             ("vscsi/sample.vscsi1", TraceFormat::VscsiV1),
             ("vscsi/sample.vscsi2", TraceFormat::VscsiV2),
             ("oracle_general/sample.oracleGeneral", TraceFormat::OracleGeneral),
+            ("lcs/trace.v3.lcs", TraceFormat::Lcs),
+            ("lcs/trace.v8.lcs", TraceFormat::Lcs),
         ] {
             let mut bytes = std::fs::read(data_dir().join(path)).expect("fixture");
             for (at, byte) in &flips {
@@ -661,5 +672,58 @@ proptest! {
             }
             decode_any(format, &bytes, chunk % 64 + 1, action);
         }
+    }
+}
+
+/// libCacheSim's own lcs files (tests/data/lcs, written by its converter) of the requests in
+/// `trace.csv`: every event checked against the CSV, whole and in 1- and 7-byte pieces.
+#[test]
+fn lcs_files_written_by_libcachesim_read_back_as_their_requests() {
+    let dir = data_dir().join("lcs");
+    let csv = std::fs::read_to_string(dir.join("trace.csv")).expect("trace.csv");
+    // (seconds, obj_id, obj_size, op, tenant)
+    let rows: Vec<(u64, u64, u32, &str, u32)> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let n = |i: usize| f[i].parse::<u64>().expect("number");
+            (n(0), n(1), n(2) as u32, f[3], n(4) as u32)
+        })
+        .collect();
+    assert_eq!(rows.len(), 10);
+    let opts = DecodeOptions::default();
+    for version in [1, 2, 3, 8] {
+        let bytes = std::fs::read(dir.join(format!("trace.v{version}.lcs"))).expect("fixture");
+        assert_eq!(sniff(&bytes), Some(TraceFormat::Lcs), "v{version}");
+        let decoder = || TraceFormat::Lcs.decoder(&opts).expect("decoder");
+        let d = decode_chunked(decoder(), &bytes, bytes.len()).expect("decodes");
+        for chunk in [1, 7] {
+            let c = decode_chunked(decoder(), &bytes, chunk).expect("decodes");
+            assert_eq!(c, d, "v{version} in pieces of {chunk}");
+        }
+        assert_eq!(d.diagnostics.skipped_records, 0, "v{version}");
+        let got = d.rows();
+        let names: Vec<String> = rows.iter().map(|r| format!("tenant{}", r.4)).collect();
+        let want: Vec<(u64, &str, u64, u32, Op)> = rows
+            .iter()
+            .zip(&names)
+            .map(|(&(t, id, size, op, _), name)| {
+                let (device, op) = if version == 1 {
+                    // Version 1 keeps neither: every record is a read on one device.
+                    ("lcs", Op::Read)
+                } else {
+                    let op = match op {
+                        "read" | "get" => Op::Read,
+                        "write" | "set" => Op::Write,
+                        "delete" => Op::Discard,
+                        other => panic!("{other}"),
+                    };
+                    (name.as_str(), op)
+                };
+                (t * 1_000_000_000, device, id * 512, size, op)
+            })
+            .collect();
+        assert_eq!(got, want, "v{version}");
     }
 }

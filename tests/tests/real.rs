@@ -17,6 +17,9 @@ const SAMPLES: &[(&str, &str, u64)] = &[
     ("cloudPhysicsIO-200.oracleGeneral", "oracle-general", 4_800),
     ("cloudPhysicsIO-500.csv", "cloudphysics-csv", 13_223),
     ("disksim-ascii-200.trace", "disksim", 5_149),
+    ("cloudPhysicsIO-500.v1.lcs", "lcs", 20_192),
+    ("cloudPhysicsIO-500.v2.lcs", "lcs", 22_192),
+    ("cloudPhysicsIO-500.v3.lcs", "lcs", 26_192),
 ];
 
 #[test]
@@ -94,8 +97,9 @@ fn real_tencent_sample_per_device_table_matches_its_golden() {
     );
 }
 
-/// The CloudPhysics CSV and vscsi samples are the same 500 requests (libCacheSim's CSV is its
-/// `.vscsi` file with the time in whole seconds): every count but the clock must agree.
+/// The CloudPhysics CSV, vscsi and lcs samples are the same 500 requests (libCacheSim's CSV is its
+/// `.vscsi` file with the time in whole seconds, the lcs files its converter's output): every
+/// count but the clock must agree.
 #[test]
 #[ignore = "needs the real samples: set BLOCKSIGHT_REAL_SAMPLES (tests/data/real/README.md)"]
 fn real_cloudphysics_csv_equals_its_vscsi_twin() {
@@ -111,24 +115,41 @@ fn real_cloudphysics_csv_equals_its_vscsi_twin() {
         assert!(out.status.success(), "{file}");
         serde_json::from_slice(&out.stdout).expect("json")
     };
-    let csv = stat("cloudPhysicsIO-500.csv");
     let bin = stat("cloudPhysicsIO-500.vscsi");
-    for key in [
-        "devices",
-        "events",
-        "reads",
-        "writes",
-        "read_bytes",
-        "write_bytes",
-        "footprint_bytes",
-        "size_histogram",
+    // libCacheSim's lcs files of the same 500 requests (its converter over the .vscsi sample):
+    // version 1 keeps no operation, so all its requests are reads.
+    for (file, keys) in [
+        (
+            "cloudPhysicsIO-500.csv",
+            &["devices", "reads", "writes"][..],
+        ),
+        ("cloudPhysicsIO-500.v2.lcs", &["reads", "writes"][..]),
+        ("cloudPhysicsIO-500.v3.lcs", &["reads", "writes"][..]),
+        ("cloudPhysicsIO-500.v1.lcs", &[][..]),
     ] {
-        assert_eq!(csv[key], bin[key], "{key}");
+        let twin = stat(file);
+        let by_op: &[&str] = if keys.is_empty() {
+            &[]
+        } else {
+            &["read_bytes", "write_bytes", "size_histogram"]
+        };
+        for key in keys
+            .iter()
+            .chain(by_op)
+            .chain(&["events", "footprint_bytes"])
+        {
+            assert_eq!(twin[key], bin[key], "{file}: {key}");
+        }
+        let bytes = |v: &serde_json::Value| {
+            v["read_bytes"].as_u64().expect("read_bytes") + v["write_bytes"].as_u64().expect("w")
+        };
+        assert_eq!(bytes(&twin), bytes(&bin), "{file}: bytes");
+        // The same span, in whole seconds.
+        let secs = |v: &serde_json::Value, k: &str| v[k].as_u64().expect(k) / 1_000_000_000;
+        assert_eq!(
+            secs(&twin, "last_time_nanos") - secs(&twin, "first_time_nanos"),
+            secs(&bin, "last_time_nanos") - secs(&bin, "first_time_nanos"),
+            "{file}: span"
+        );
     }
-    // The same span, in whole seconds.
-    let secs = |v: &serde_json::Value, k: &str| v[k].as_u64().expect(k) / 1_000_000_000;
-    assert_eq!(
-        secs(&csv, "last_time_nanos") - secs(&csv, "first_time_nanos"),
-        secs(&bin, "last_time_nanos") - secs(&bin, "first_time_nanos")
-    );
 }

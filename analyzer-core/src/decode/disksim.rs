@@ -132,19 +132,7 @@ mod tests {
             Flavor::MqSim,
             "938513000 4 264719034 16 0\n938828000 3 197570570 16 1\n",
         );
-        let got: Vec<(u64, &str, u64, u32, Op)> = d
-            .events
-            .iter()
-            .map(|e| {
-                (
-                    e.time_nanos,
-                    d.header.devices[e.device as usize].name.as_str(),
-                    e.offset_bytes,
-                    e.len_bytes,
-                    e.op,
-                )
-            })
-            .collect();
+        let got = d.rows();
         assert_eq!(
             got,
             [

@@ -162,22 +162,11 @@ mod tests {
         one
     }
 
-    /// time, device name, offset, length, op, pid
-    type Row<'a> = (u64, &'a str, u64, u32, Op, Option<u32>);
-
-    fn rows(d: &Decoded) -> Vec<Row<'_>> {
-        d.events
-            .iter()
-            .map(|e| {
-                (
-                    e.time_nanos,
-                    d.header.devices[e.device as usize].name.as_str(),
-                    e.offset_bytes,
-                    e.len_bytes,
-                    e.op,
-                    e.pid,
-                )
-            })
+    /// Each event's row and pid.
+    fn rows(d: &Decoded) -> Vec<(crate::decode::EventRow<'_>, Option<u32>)> {
+        d.rows()
+            .into_iter()
+            .zip(d.events.iter().map(|e| e.pid))
             .collect()
     }
 
@@ -197,40 +186,24 @@ mod tests {
             rows(&d),
             vec![
                 // Three pages of one read.
-                (0, "6,0", 283_193_184 * 512, 12_288, Op::Read, Some(20782)),
+                ((0, "6,0", 283_193_184 * 512, 12_288, Op::Read), Some(20782)),
                 // Not contiguous (a gap of a page): two requests.
                 (
-                    207_538,
-                    "6,0",
-                    16_043_224 * 512,
-                    4096,
-                    Op::Write,
+                    (207_538, "6,0", 16_043_224 * 512, 4096, Op::Write),
                     Some(4215)
                 ),
                 (
-                    207_538,
-                    "6,0",
-                    16_043_240 * 512,
-                    4096,
-                    Op::Write,
+                    (207_538, "6,0", 16_043_240 * 512, 4096, Op::Write),
                     Some(4215)
                 ),
                 // Contiguous but another process.
                 (
-                    207_538,
-                    "6,0",
-                    16_043_248 * 512,
-                    4096,
-                    Op::Write,
+                    (207_538, "6,0", 16_043_248 * 512, 4096, Op::Write),
                     Some(4216)
                 ),
                 // Another device.
                 (
-                    1_207_538,
-                    "6,1",
-                    16_043_256 * 512,
-                    4096,
-                    Op::Write,
+                    (1_207_538, "6,1", 16_043_256 * 512, 4096, Op::Write),
                     Some(4215)
                 ),
             ]
@@ -248,8 +221,8 @@ mod tests {
         assert_eq!(
             rows(&d),
             vec![
-                (0, "8,16", 4096, 4096, Op::Read, Some(7)),
-                (1000, "8,16", 8192, 512, Op::Write, Some(7)),
+                ((0, "8,16", 4096, 4096, Op::Read), Some(7)),
+                ((1000, "8,16", 8192, 512, Op::Write), Some(7)),
             ]
         );
     }

@@ -22,6 +22,7 @@
 //! There is no magic number: sniffing checks the first records for plausibility (see [`sniff`])
 //! and only ever answers [`Confidence::Maybe`].
 
+use crate::decode::push_buffer::PushBuffer;
 use crate::decode::{DecodeError, Decoder, Diagnostics};
 use crate::event::{IoEvent, Op, TraceHeader};
 use crate::format::Confidence;
@@ -116,16 +117,13 @@ pub fn sniff(head: &[u8]) -> Confidence {
 
 /// Push decoder for oracleGeneral traces.
 pub struct OracleGeneralDecoder {
-    buf: Vec<u8>,
-    pos: usize,
+    input: PushBuffer,
     header: TraceHeader,
     diagnostics: Diagnostics,
     finished: bool,
     failed: bool,
     /// No record decoded yet: an impossible first record means the input is not this format.
     first: bool,
-    /// Input offset of the next record.
-    offset: u64,
 }
 
 impl OracleGeneralDecoder {
@@ -133,14 +131,12 @@ impl OracleGeneralDecoder {
         let mut header = TraceHeader::new(FORMAT);
         header.device_index("oracle-general");
         OracleGeneralDecoder {
-            buf: Vec::new(),
-            pos: 0,
+            input: PushBuffer::default(),
             header,
             diagnostics: Diagnostics::default(),
             finished: false,
             failed: false,
             first: true,
-            offset: 0,
         }
     }
 }
@@ -153,14 +149,9 @@ impl Default for OracleGeneralDecoder {
 
 impl Decoder for OracleGeneralDecoder {
     fn push(&mut self, bytes: &[u8]) {
-        if self.failed {
-            return;
+        if !self.failed {
+            self.input.push(bytes);
         }
-        if self.pos > 0 && self.pos >= self.buf.len() / 2 {
-            self.buf.drain(..self.pos);
-            self.pos = 0;
-        }
-        self.buf.extend_from_slice(bytes);
     }
 
     fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
@@ -168,27 +159,22 @@ impl Decoder for OracleGeneralDecoder {
             return Ok(None);
         }
         loop {
-            let rest = &self.buf[self.pos..];
+            let rest = self.input.unread();
             if rest.len() < RECORD_BYTES {
-                if self.finished && !rest.is_empty() {
-                    self.diagnostics.truncated_tail_bytes += rest.len() as u64;
-                    self.offset += rest.len() as u64;
-                    self.buf.clear();
-                    self.pos = 0;
+                if self.finished {
+                    self.diagnostics.truncated_tail_bytes += self.input.discard() as u64;
                 }
                 return Ok(None);
             }
             let r = parse(&rest[..RECORD_BYTES]);
-            let offset = self.offset;
-            self.pos += RECORD_BYTES;
-            self.offset += RECORD_BYTES as u64;
+            let offset = self.input.offset();
+            self.input.consume(RECORD_BYTES);
             let first = std::mem::replace(&mut self.first, false);
             if r.next_access_vtime < -1 {
                 let v = r.next_access_vtime;
                 if first {
                     self.failed = true;
-                    self.buf.clear();
-                    self.pos = 0;
+                    self.input.discard();
                     return Err(DecodeError::at_byte(
                         FORMAT,
                         offset,

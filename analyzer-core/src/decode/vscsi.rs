@@ -25,6 +25,7 @@
 //! (version field, known opcodes, sane lengths, non-decreasing timestamps) and only ever answers
 //! [`Confidence::Maybe`]. There is no device name in the file; the one device is called `vscsi`.
 
+use crate::decode::push_buffer::PushBuffer;
 use crate::decode::{DecodeError, Decoder, Diagnostics};
 use crate::event::{IoEvent, Op, TraceHeader};
 use crate::format::Confidence;
@@ -170,10 +171,7 @@ pub fn sniff(version: VscsiVersion, head: &[u8]) -> Confidence {
 /// Push decoder for vscsi traces of one version.
 pub struct VscsiDecoder {
     version: VscsiVersion,
-    buf: Vec<u8>,
-    pos: usize,
-    /// Input offset of `buf[0]`.
-    base_offset: u64,
+    input: PushBuffer,
     header: TraceHeader,
     diagnostics: Diagnostics,
     finished: bool,
@@ -188,9 +186,7 @@ impl VscsiDecoder {
         header.device_index("vscsi");
         VscsiDecoder {
             version,
-            buf: Vec::new(),
-            pos: 0,
-            base_offset: 0,
+            input: PushBuffer::default(),
             header,
             diagnostics: Diagnostics::default(),
             finished: false,
@@ -202,38 +198,29 @@ impl VscsiDecoder {
 
 impl Decoder for VscsiDecoder {
     fn push(&mut self, bytes: &[u8]) {
-        if self.failed {
-            return;
+        if !self.failed {
+            self.input.push(bytes);
         }
-        if self.pos > 0 && self.pos >= self.buf.len() / 2 {
-            self.base_offset += self.pos as u64;
-            self.buf.drain(..self.pos);
-            self.pos = 0;
-        }
-        self.buf.extend_from_slice(bytes);
     }
 
     fn next_event(&mut self) -> Result<Option<IoEvent>, DecodeError> {
         let size = self.version.record_bytes();
         while !self.failed {
-            let rest = &self.buf[self.pos..];
+            let rest = self.input.unread();
             if rest.len() < size {
-                if self.finished && !rest.is_empty() {
-                    self.diagnostics.truncated_tail_bytes += rest.len() as u64;
-                    self.base_offset += self.buf.len() as u64;
-                    self.buf.clear();
-                    self.pos = 0;
+                if self.finished {
+                    self.diagnostics.truncated_tail_bytes += self.input.discard() as u64;
                 }
                 return Ok(None);
             }
-            let offset = self.base_offset + self.pos as u64;
+            let offset = self.input.offset();
             let r = parse(self.version, &rest[..size]);
-            self.pos += size;
+            self.input.consume(size);
             let name = self.version.format_name();
             if r.ver >> 8 != self.version.number() {
                 if self.first {
                     self.failed = true;
-                    self.buf.clear();
+                    self.input.discard();
                     return Err(DecodeError::at_byte(
                         name,
                         offset,
