@@ -101,6 +101,10 @@ pub struct Diagnostics {
     /// forward to the latest time already read.
     #[serde(default)]
     pub clamped_records: u64,
+    /// What the decoder decided about the input that changes what its events mean (which event
+    /// counts as the request, when the trace left that open). Not a warning.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Diagnostics {
@@ -151,26 +155,26 @@ impl Diagnostics {
                 self.reasons.push(r.clone());
             }
         }
+        for n in &other.notes {
+            if !self.notes.contains(n) {
+                self.notes.push(n.clone());
+            }
+        }
     }
 }
 
 /// Options that change how some formats are read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecodeOptions {
-    /// Which blktrace action counts as "the request": issue (`D`, the default) or queue (`Q`).
-    pub action: Action,
+    /// Which event counts as "the request" in blktrace, blkparse and tracefs traces: the issue
+    /// (`D`: what the device saw) or the queue (`Q`: the bios asked of the block layer). `None`
+    /// lets the text decoders choose: the issue when the trace has issue events, the queue when
+    /// it has only bios (a dm, md or bcache device), with a note saying so
+    /// (`decode::text::AutoAction`); blktrace's binary files are read with the issue.
+    pub action: Option<Action>,
     /// Column mapping for the generic CSV format, as `name=index` pairs separated by commas, for
     /// example `time=0,offset=2,len=3,op=1`; see `decode::generic_csv`.
     pub csv_columns: Option<String>,
-}
-
-impl Default for DecodeOptions {
-    fn default() -> Self {
-        DecodeOptions {
-            action: Action::Issue,
-            csv_columns: None,
-        }
-    }
 }
 
 /// The blktrace action that counts as the request.

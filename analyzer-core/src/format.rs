@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::decode::merge::{Merge, Single};
 use crate::decode::order::InOrder;
-use crate::decode::text::{sniff_lines, sniff_lines_detail, SniffDetail, TextDecoder};
+use crate::decode::text::{sniff_lines, sniff_lines_detail, AutoAction, SniffDetail, TextDecoder};
 use crate::decode::{alibaba, arc, blkparse, disksim, fio_iolog, generic_csv, msr, spc, tencent};
 use crate::decode::{blktrace, lcs, oracle_general, vscsi};
 use crate::decode::{cloudphysics_csv, fiu, libcachesim_csv, systor, tracefs};
@@ -196,8 +196,14 @@ impl TraceFormat {
     pub fn decoder(self, options: &DecodeOptions) -> Result<Box<dyn Decoder>, DecodeError> {
         match self {
             TraceFormat::Native => Ok(Box::new(InOrder::new(crate::native::NativeDecoder::new()))),
-            TraceFormat::BlkparseText => Ok(text(blkparse::Blkparse::new(options.action))),
-            TraceFormat::TracefsText => Ok(text(tracefs::Tracefs::new(options.action))),
+            TraceFormat::BlkparseText => Ok(match options.action {
+                Some(action) => text(blkparse::Blkparse::new(action)),
+                None => text(AutoAction::<blkparse::Blkparse>::new()),
+            }),
+            TraceFormat::TracefsText => Ok(match options.action {
+                Some(action) => text(tracefs::Tracefs::new(action)),
+                None => text(AutoAction::<tracefs::Tracefs>::new()),
+            }),
             TraceFormat::MsrCsv => Ok(text(msr::Msr::new())),
             TraceFormat::Spc => Ok(text(spc::Spc::new())),
             TraceFormat::AlibabaCsv => Ok(text(alibaba::Alibaba::new())),

@@ -98,6 +98,9 @@ pub struct StatSummary {
     /// The warning about both, naming the first record and stating the rule.
     #[serde(default)]
     pub order_warning: Option<String>,
+    /// What the decoder decided that changes what the events mean (`Diagnostics::notes`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A rate is computed only from a duration of at least this many ticks of the trace's clock,
@@ -349,6 +352,7 @@ impl Stat {
             out_of_order_records: diagnostics.out_of_order_records,
             clamped_records: diagnostics.clamped_records,
             order_warning: diagnostics.order_warning(),
+            notes: diagnostics.notes.clone(),
         }
     }
 }

@@ -34,10 +34,10 @@ pub struct InputArgs {
     #[arg(long, short = 'f', value_name = "FORMAT")]
     pub format: Option<String>,
     /// blktrace, blkparse and tracefs: which event counts as the request, D (issued to the
-    /// device, default) or Q (queued by the block layer: bio-based devices such as dm and md have
-    /// only Q).
-    #[arg(long, value_name = "D|Q", default_value = "D")]
-    pub action: String,
+    /// device) or Q (queued by the block layer: bio-based devices such as dm and md have only Q).
+    /// Default: D, or Q for a blkparse or tracefs trace without any D (with a note saying so).
+    #[arg(long, value_name = "D|Q")]
+    pub action: Option<String>,
     /// Generic CSV only: column mapping, e.g. `time=0,op=1,offset=2,len=3` (see docs/formats.md).
     #[arg(long, value_name = "MAP")]
     pub csv_columns: Option<String>,
@@ -296,8 +296,13 @@ fn read_with<C>(
         .collect::<anyhow::Result<Vec<_>>>()?;
 
     let options = DecodeOptions {
-        action: Action::from_name(&args.action)
-            .with_context(|| format!("--action takes D or Q, not {:?}", args.action))?,
+        action: args
+            .action
+            .as_deref()
+            .map(|a| {
+                Action::from_name(a).with_context(|| format!("--action takes D or Q, not {a:?}"))
+            })
+            .transpose()?,
         csv_columns: args.csv_columns.clone(),
     };
     let (format, mut decoder) = decoder_for(args, &sources, &options)?;
@@ -567,6 +572,9 @@ pub fn warn_diagnostics(summary: &ReadSummary) {
     }
     if let Some(warning) = d.order_warning() {
         eprintln!("blocksight: warning: {warning}");
+    }
+    for note in &d.notes {
+        eprintln!("blocksight: note: {}", escape(note));
     }
     if summary.header.dropped_events > 0 {
         eprintln!(

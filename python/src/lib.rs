@@ -610,7 +610,7 @@ fn run(
             (Some(inputs), None) => Source::Files(InputArgs {
                 inputs,
                 format,
-                action: text(&o, "action")?.unwrap_or("D").into(),
+                action: text(&o, "action")?.map(str::to_string),
                 csv_columns: text(&o, "csv_columns")?.map(str::to_string),
                 quiet: true,
             }),

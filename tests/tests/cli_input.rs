@@ -50,3 +50,37 @@ fn unknown_format_says_how_to_list_formats() {
         "{err}"
     );
 }
+
+/// A tracefs trace of a dm device (bios only) read without `--action`: its bios are the
+/// requests, stderr and the JSON say so; `--action D` still refuses it, naming the flag.
+#[test]
+fn a_dm_trace_without_an_action_is_read_as_bios_and_says_so() {
+    let dir = std::env::temp_dir().join(format!("blocksight-dm-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("dm.trace");
+    std::fs::write(
+        &path,
+        "fio-1 [000] 1.000000: block_bio_queue: 252,3 R 0 + 128 [fio]\n\
+         fio-1 [000] 1.000010: block_bio_queue: 252,3 W 512 + 8 [fio]\n\
+         <idle>-0 [001] 1.000200: block_bio_complete: 252,3 R 64 + 64 [0]\n\
+         <idle>-0 [001] 1.000300: block_bio_complete: 252,3 W 512 + 8 [0]\n",
+    )
+    .expect("write");
+    let out = stat(&[path.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("blocksight: note: no block_rq_issue record"),
+        "{stderr}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["events"], 2);
+    assert_eq!(v["events_with_latency"], 2);
+    assert!(v["notes"][0]
+        .as_str()
+        .is_some_and(|n| n.contains("block_bio_queue")));
+    let out = stat(&[path.as_os_str(), "--action".as_ref(), "D".as_ref()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read it with --action Q"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -33,7 +33,7 @@ fn blktrace_inputs(name: &str) -> Vec<Vec<u8>> {
 
 fn options(action: Action) -> DecodeOptions {
     DecodeOptions {
-        action,
+        action: Some(action),
         ..DecodeOptions::default()
     }
 }

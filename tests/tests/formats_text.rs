@@ -47,7 +47,7 @@ fn golden_path(path: &str) -> std::path::PathBuf {
 
 fn options(columns: Option<&str>, action: Action) -> DecodeOptions {
     DecodeOptions {
-        action,
+        action: Some(action),
         csv_columns: columns.map(|c| {
             std::fs::read_to_string(data_dir().join(c))
                 .expect("columns file")

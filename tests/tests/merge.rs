@@ -21,7 +21,7 @@ fn sample() -> (TraceHeader, Vec<IoEvent>) {
     let args = InputArgs {
         inputs: vec![data_dir().join("sample/pgbench.bst")],
         format: None,
-        action: "D".into(),
+        action: None,
         csv_columns: None,
         quiet: true,
     };

@@ -25,7 +25,7 @@ fn args(paths: &[&Path]) -> InputArgs {
     InputArgs {
         inputs: paths.iter().map(|p| p.to_path_buf()).collect(),
         format: None,
-        action: "D".into(),
+        action: None,
         csv_columns: None,
         quiet: true,
     }

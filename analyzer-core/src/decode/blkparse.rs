@@ -14,7 +14,7 @@
 
 use super::text::{
     op_from_rwbs, op_with_range, parse_seconds_nanos, sectors_to_len_bytes,
-    sectors_to_offset_bytes, utf8, LineFormat, Out, Pending,
+    sectors_to_offset_bytes, utf8, ActionFormat, LineFormat, Out, Pending,
 };
 use super::Action;
 use crate::event::{IoEvent, Op};
@@ -141,6 +141,27 @@ fn is_summary(line: &str) -> bool {
     (line.starts_with("CPU") || line.starts_with("Total (")) && line.trim_end().ends_with("):")
 }
 
+impl ActionFormat for Blkparse {
+    const REQUEST_NAMES: [&'static str; 2] = ["D", "Q"];
+
+    fn with_action(action: Action) -> Blkparse {
+        Blkparse::new(action)
+    }
+
+    /// The action is the sixth field: `8,0 1 1 0.000000000 1234 Q WS 123 + 8 [fio]`.
+    fn request_action_of(line: &[u8]) -> Option<Action> {
+        match line
+            .split(u8::is_ascii_whitespace)
+            .filter(|f| !f.is_empty())
+            .nth(5)?
+        {
+            b"D" => Some(Action::Issue),
+            b"Q" => Some(Action::Queue),
+            _ => None,
+        }
+    }
+}
+
 impl LineFormat for Blkparse {
     fn name(&self) -> &'static str {
         "blkparse"
@@ -207,6 +228,38 @@ mod tests {
                          \x20 8,0    1        7     0.000013000   99  D  FN [kworker]\n\
                          \x20 8,0    0        8     0.000020000     0  C  FN 0 [0]\n\
                          CPU1 (8,0):\n Reads Queued:           0,        0KiB\n";
+
+    /// With no `--action`, a blkparse trace of a dm device (only `Q` and `C`) is read as bios,
+    /// with a note; one with `D` lines as requests.
+    #[test]
+    fn without_an_action_the_trace_chooses() {
+        use crate::decode::text::AutoAction;
+        let auto = |input: &str, chunk| {
+            decode_chunked(
+                TextDecoder::new(AutoAction::<Blkparse>::new()),
+                input.as_bytes(),
+                chunk,
+            )
+            .expect("decodes")
+        };
+        let dm = "252,3 0 1 0.000000000 100 Q R 0 + 128 [fio]\n\
+                  252,3 1 2 0.000200000 0 C R 64 + 64 [0]\n";
+        let d = auto(dm, usize::MAX);
+        assert_eq!(d, auto(dm, 1));
+        assert_eq!(d.events, decode(Action::Queue, dm).events);
+        assert_eq!(d.events[0].latency_nanos, Some(200_000));
+        assert!(
+            d.diagnostics.notes[0].contains("no D record"),
+            "{:?}",
+            d.diagnostics.notes
+        );
+        let disk = "8,0 0 1 0.000000000 100 Q W 0 + 8 [fio]\n\
+                    8,0 0 2 0.000010000 100 D W 0 + 8 [fio]\n\
+                    8,0 0 3 0.000300000 0 C W 0 + 8 [0]\n";
+        let d = auto(disk, 3);
+        assert_eq!(d.events, decode(Action::Issue, disk).events);
+        assert!(d.diagnostics.notes.is_empty());
+    }
 
     #[test]
     fn comment_lines_are_ignored_not_skipped() {

@@ -244,7 +244,7 @@ mod tests {
 
     fn queue_opts() -> DecodeOptions {
         DecodeOptions {
-            action: Action::Queue,
+            action: Some(Action::Queue),
             ..DecodeOptions::default()
         }
     }

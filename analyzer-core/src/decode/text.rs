@@ -210,6 +210,116 @@ pub(crate) trait LineFormat {
     }
 }
 
+/// A format whose request is one of two events, chosen by [`Action`] (blkparse, tracefs).
+pub(crate) trait ActionFormat: LineFormat {
+    /// The format's words for the issue's and the queue's request event (`block_rq_issue`, `D`).
+    const REQUEST_NAMES: [&'static str; 2];
+
+    fn with_action(action: Action) -> Self;
+
+    /// Which action's request event `line` is, if either (a cheap look, not a parse).
+    fn request_action_of(line: &[u8]) -> Option<Action>;
+}
+
+/// Queue lines read, with no issue line among them, after which a trace counts as one of bios
+/// only. A request-based device issues what it queued within one plug: at most 32 requests of
+/// at most 320 4 KiB bios each (`BLK_MAX_REQUEST_COUNT`, a 1,280 KiB `max_sectors_kb`), 10,240
+/// queue events, before its first issue.
+pub(crate) const AUTO_ACTION_QUEUE_LINES: u64 = 16_384;
+
+/// Bytes of lines held while choosing (bounds memory on input without either event).
+const AUTO_ACTION_HELD_BYTES: usize = 8 << 20;
+
+/// `--action` left open: reads the trace with the issue as the request when it has issue
+/// events, else with the queue. Lines are held until the choice is made (the first issue line,
+/// [`AUTO_ACTION_QUEUE_LINES`] queue lines, 8 MiB of lines, or the end of the input), then read
+/// in order by the chosen format; choosing the queue adds a note to the diagnostics.
+pub(crate) struct AutoAction<F: ActionFormat> {
+    name: &'static str,
+    held: Vec<(u64, Vec<u8>)>,
+    held_bytes: usize,
+    queue_lines: u64,
+    chosen: Option<F>,
+}
+
+impl<F: ActionFormat> AutoAction<F> {
+    pub fn new() -> AutoAction<F> {
+        AutoAction {
+            // Every action's format has the same name.
+            name: F::with_action(Action::Issue).name(),
+            held: Vec::new(),
+            held_bytes: 0,
+            queue_lines: 0,
+            chosen: None,
+        }
+    }
+
+    /// Chooses `action` and reads the held lines with it.
+    fn choose(&mut self, action: Action, out: &mut Out) -> &mut F {
+        let mut format = F::with_action(action);
+        if action == Action::Queue {
+            let [issue, queue] = F::REQUEST_NAMES;
+            out.diagnostics.notes.push(format!(
+                "no {issue} record, so each {queue} record is a request (the bios of a device                  without requests of its own: dm, md, bcache); --action D or Q chooses"
+            ));
+        }
+        for (line_no, text) in std::mem::take(&mut self.held) {
+            if out.stopped {
+                break;
+            }
+            out.current_line = line_no;
+            format.line(line_no, &text, out);
+        }
+        self.held_bytes = 0;
+        self.chosen.insert(format)
+    }
+}
+
+impl<F: ActionFormat> LineFormat for AutoAction<F> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn line(&mut self, line_no: u64, text: &[u8], out: &mut Out) {
+        if let Some(format) = &mut self.chosen {
+            return format.line(line_no, text, out);
+        }
+        match F::request_action_of(text) {
+            Some(Action::Issue) => {
+                self.choose(Action::Issue, out).line(line_no, text, out);
+                return;
+            }
+            Some(Action::Queue) => self.queue_lines += 1,
+            None => {}
+        }
+        self.held_bytes += text.len();
+        self.held.push((line_no, text.to_vec()));
+        if self.queue_lines >= AUTO_ACTION_QUEUE_LINES || self.held_bytes >= AUTO_ACTION_HELD_BYTES
+        {
+            let action = if self.queue_lines > 0 {
+                Action::Queue
+            } else {
+                Action::Issue
+            };
+            self.choose(action, out);
+        }
+    }
+
+    fn finish(&mut self, out: &mut Out) {
+        if self.chosen.is_none() {
+            let action = if self.queue_lines > 0 {
+                Action::Queue
+            } else {
+                Action::Issue
+            };
+            self.choose(action, out);
+        }
+        if let Some(format) = &mut self.chosen {
+            format.finish(out);
+        }
+    }
+}
+
 /// A push [`Decoder`] for any [`LineFormat`].
 pub(crate) struct TextDecoder<F: LineFormat> {
     format: F,

@@ -20,7 +20,7 @@
 
 use super::text::{
     op_from_rwbs, op_with_range, parse_seconds_nanos, sectors_to_len_bytes,
-    sectors_to_offset_bytes, utf8, Clock, LineFormat, Out, Pending,
+    sectors_to_offset_bytes, utf8, ActionFormat, Clock, LineFormat, Out, Pending,
 };
 use super::Action;
 use crate::event::{IoEvent, Op};
@@ -188,6 +188,25 @@ fn lost_events(line: &str) -> Option<u64> {
     rest.strip_suffix(" EVENTS]")?.trim().parse().ok()
 }
 
+impl ActionFormat for Tracefs {
+    const REQUEST_NAMES: [&'static str; 2] = ["block_rq_issue", "block_bio_queue"];
+
+    fn with_action(action: Action) -> Tracefs {
+        Tracefs::new(action)
+    }
+
+    fn request_action_of(line: &[u8]) -> Option<Action> {
+        let line = std::str::from_utf8(line).ok()?;
+        if line.contains(": block_rq_issue: ") {
+            Some(Action::Issue)
+        } else if line.contains(": block_bio_queue: ") {
+            Some(Action::Queue)
+        } else {
+            None
+        }
+    }
+}
+
 impl LineFormat for Tracefs {
     fn name(&self) -> &'static str {
         "tracefs"
@@ -332,6 +351,68 @@ mod tests {
         assert!(e.contains("--action D"), "{e}");
         let both = format!("{rqs}{bios}");
         assert_eq!(run(Action::Issue, &both).expect("decodes").events.len(), 1);
+    }
+
+    /// With no `--action` the trace chooses: bios when it has no issue (a dm device, with a
+    /// note), requests as soon as an issue line comes, however many bios were queued before it;
+    /// the same events as the explicit action either way, in any chunking.
+    #[test]
+    fn without_an_action_a_trace_of_bios_is_read_as_bios() {
+        use crate::decode::text::{AutoAction, AUTO_ACTION_QUEUE_LINES};
+        let auto = |input: &str, chunk| {
+            decode_chunked(
+                TextDecoder::new(AutoAction::<Tracefs>::new()),
+                input.as_bytes(),
+                chunk,
+            )
+            .expect("decodes")
+        };
+        let bios = "fio-1 [000] 1.000000: block_bio_queue: 252,3 R 0 + 128 [fio]\n\
+                    fio-1 [000] 1.000010: block_bio_queue: 252,3 W 512 + 8 [fio]\n\
+                    <idle>-0 [001] 1.000200: block_bio_complete: 252,3 R 64 + 64 [0]\n\
+                    <idle>-0 [001] 1.000300: block_bio_complete: 252,3 W 512 + 8 [0]\n";
+        let d = auto(bios, usize::MAX);
+        assert_eq!(d, auto(bios, 1));
+        let explicit = decode(Action::Queue, bios);
+        assert_eq!(d.events, explicit.events);
+        assert_eq!(d.events.len(), 2);
+        assert_eq!(d.events[0].latency_nanos, Some(200_000));
+        assert_eq!(d.diagnostics.notes.len(), 1);
+        assert!(
+            d.diagnostics.notes[0].contains("no block_rq_issue record")
+                && d.diagnostics.notes[0].contains("--action D or Q"),
+            "{:?}",
+            d.diagnostics.notes
+        );
+        assert!(explicit.diagnostics.notes.is_empty());
+        // A request-based disk: its bios are queued first, then the requests issued.
+        let mut disk = String::new();
+        for i in 0..40u64 {
+            disk.push_str(&format!(
+                "fio-1 [000] 2.{:06}: block_bio_queue: 8,0 W {} + 8 [fio]\n",
+                i,
+                i * 8
+            ));
+        }
+        disk.push_str("fio-1 [000] 2.000100: block_rq_issue: 8,0 W 163840 () 0 + 320 [fio]\n");
+        disk.push_str("<idle>-0 [000] 2.000500: block_rq_complete: 8,0 W () 0 + 320 [0]\n");
+        let d = auto(&disk, usize::MAX);
+        assert_eq!(d, auto(&disk, 7));
+        assert_eq!(d.events, decode(Action::Issue, &disk).events);
+        assert_eq!(d.events.len(), 1);
+        assert!(d.diagnostics.notes.is_empty());
+        // Past the threshold with no issue in sight the bios are the requests.
+        let many: String = (0..AUTO_ACTION_QUEUE_LINES + 5)
+            .map(|i| {
+                format!(
+                    "fio-1 [000] 3.000000: block_bio_queue: 252,3 R {} + 8 [fio]\n",
+                    i * 8
+                )
+            })
+            .collect();
+        let d = auto(&many, usize::MAX);
+        assert_eq!(d.events.len() as u64, AUTO_ACTION_QUEUE_LINES + 5);
+        assert_eq!(d.diagnostics.notes.len(), 1);
     }
 
     /// A bio a request-based driver (or bcache) consumed completes with no length at its end.

@@ -28,9 +28,10 @@ pub struct Args {
     /// The input format; detected when omitted.
     #[arg(long, short = 'f', value_name = "FORMAT")]
     pub format: Option<String>,
-    /// blktrace, blkparse and tracefs: D (issued, default) or Q (queued; dm and md have only Q).
-    #[arg(long, value_name = "D|Q", default_value = "D")]
-    pub action: String,
+    /// blktrace, blkparse and tracefs: D (issued) or Q (queued; dm and md have only Q). Default:
+    /// D, or Q for a blkparse or tracefs trace without any D.
+    #[arg(long, value_name = "D|Q")]
+    pub action: Option<String>,
     /// Generic CSV only: column mapping.
     #[arg(long, value_name = "MAP")]
     pub csv_columns: Option<String>,

@@ -364,6 +364,9 @@ fn warnings(r: &Results) -> Vec<String> {
     if !s.footprint_exact {
         w.push("The footprint is estimated by spatial sampling (about 1% error).".into());
     }
+    for note in &s.notes {
+        w.push(format!("Note: {note}."));
+    }
     w
 }
 
@@ -512,6 +515,24 @@ mod tests {
         let says = |w: &[String]| w.iter().any(|x| x.contains("no end marker"));
         assert!(says(&warnings(&results_of(&whole[..cut_at], "killed.bst"))));
         assert!(!says(&warnings(&results_of(whole, "whole.bst"))));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_tracefs_trace_of_a_dm_device_loads_as_bios_with_a_note() {
+        // What `cat trace_pipe` gives for a dm device: bios only, no request of its own (before
+        // the action was chosen by the trace, the page could only show the command-line flag).
+        let trace = "fio-1 [000] 1.000000: block_bio_queue: 252,3 R 0 + 128 [fio]\n\
+                     fio-1 [000] 1.000010: block_bio_queue: 252,3 W 512 + 8 [fio]\n\
+                     <idle>-0 [001] 1.000200: block_bio_complete: 252,3 R 64 + 64 [0]\n\
+                     <idle>-0 [001] 1.000300: block_bio_complete: 252,3 W 512 + 8 [0]\n";
+        let r = results_of(trace.as_bytes(), "dm.trace");
+        assert_eq!(r.stat.events, 2);
+        let w = warnings(&r);
+        assert!(
+            w.iter()
+                .any(|x| x.starts_with("Note: no block_rq_issue record")),
+            "{w:?}"
+        );
     }
 
     fn array_request(r: &Results, url: &UrlState) -> PredictRequest {

@@ -47,7 +47,7 @@ pub(super) const MAX_SEQUENCE_STREAMS: usize = 4096;
 impl Matcher {
     pub(super) fn new(options: &DecodeOptions) -> Matcher {
         Matcher {
-            action: options.action,
+            action: options.action.unwrap_or(Action::Issue),
             header: TraceHeader::new(FORMAT),
             diagnostics: Diagnostics::default(),
             stats: BlktraceStats::default(),
