@@ -286,7 +286,9 @@ impl<F: ActionFormat> LineFormat for AutoAction<F> {
         }
         match F::request_action_of(text) {
             Some(Action::Issue) => {
-                self.choose(Action::Issue, out).line(line_no, text, out);
+                let format = self.choose(Action::Issue, out);
+                out.current_line = line_no;
+                format.line(line_no, text, out);
                 return;
             }
             Some(Action::Queue) => self.queue_lines += 1,
