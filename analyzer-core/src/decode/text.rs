@@ -260,7 +260,8 @@ impl<F: ActionFormat> AutoAction<F> {
         if action == Action::Queue {
             let [issue, queue] = F::REQUEST_NAMES;
             out.diagnostics.notes.push(format!(
-                "no {issue} record, so each {queue} record is a request (the bios of a device                  without requests of its own: dm, md, bcache); --action D or Q chooses"
+                "no {issue} record, so each {queue} record is a request (the bios of a device \
+                 without requests of its own: dm, md, bcache); --action D or Q chooses"
             ));
         }
         for (line_no, text) in std::mem::take(&mut self.held) {
