@@ -55,6 +55,12 @@ step() {
       grep -m 12 -E -A 4 '^error|No space left|Killed|SIGKILL|out of memory' "$log" | cut -c1-300 | sed 's/^/      /'
       echo "    last lines:"
     fi
+    # A failing Rust test's name and panic message are far above the tail.
+    if grep -q -E '^---- .* stdout ----$' "$log"; then
+      echo "    failing tests:"
+      grep -E -A 6 '^---- .* stdout ----$' "$log" | head -n 60 | cut -c1-300 | sed 's/^/      /'
+      echo "    last lines:"
+    fi
     tail -n 30 "$log" | sed 's/^/    /'
     df -h "$root" 2>/dev/null | tail -n 1 | awk '{print "    disk: " $4 " free of " $2 " (" $5 " used)"}'
   fi
