@@ -544,7 +544,7 @@ function __wbg_get_imports() {
                     const a = state0.a;
                     state0.a = 0;
                     try {
-                        return wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___js_sys_81fee7c7ef2d811b___Function_fn_wasm_bindgen_dbbfa9268b86855___JsValue_____wasm_bindgen_dbbfa9268b86855___sys__Undefined___js_sys_81fee7c7ef2d811b___Function_fn_wasm_bindgen_dbbfa9268b86855___JsValue_____wasm_bindgen_dbbfa9268b86855___sys__Undefined_______true_(a, state0.b, arg0, arg1);
+                        return wasm_bindgen_75633a18f3e88428___convert__closures_____invoke___js_sys_3da1c71bb2dce6fa___Function_fn_wasm_bindgen_75633a18f3e88428___JsValue_____wasm_bindgen_75633a18f3e88428___sys__Undefined___js_sys_3da1c71bb2dce6fa___Function_fn_wasm_bindgen_75633a18f3e88428___JsValue_____wasm_bindgen_75633a18f3e88428___sys__Undefined_______true_(a, state0.b, arg0, arg1);
                     } finally {
                         state0.a = a;
                     }
@@ -927,23 +927,23 @@ function __wbg_get_imports() {
             return ret;
         },
         __wbindgen_generic_0000000000000001: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 56, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___wasm_bindgen_dbbfa9268b86855___JsValue__core_f9449fc31f7c2003___result__Result_____wasm_bindgen_dbbfa9268b86855___JsError___true_);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 48, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm_bindgen_75633a18f3e88428___convert__closures_____invoke___wasm_bindgen_75633a18f3e88428___JsValue__core_a786829f945b1301___result__Result_____wasm_bindgen_75633a18f3e88428___JsError___true_);
             return ret;
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MessageEvent")], shim_idx: 109, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_e634cc85c6ea9e7f___features__gen_MessageEvent__MessageEvent______true_);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MessageEvent")], shim_idx: 103, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
+            const ret = makeClosure(arg0, arg1, wasm_bindgen_75633a18f3e88428___convert__closures_____invoke___web_sys_f51d65d4440d54f8___features__gen_MessageEvent__MessageEvent______true_);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Ref(NamedExternref("Event"))], shim_idx: 141, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_e634cc85c6ea9e7f___features__gen_Event__Event______true_);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Ref(NamedExternref("Event"))], shim_idx: 144, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
+            const ret = makeClosure(arg0, arg1, wasm_bindgen_75633a18f3e88428___convert__closures________invoke___web_sys_f51d65d4440d54f8___features__gen_Event__Event______true_);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 53, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke_______true_);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 45, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm_bindgen_75633a18f3e88428___convert__closures_____invoke_______true_);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0) {
@@ -981,27 +981,27 @@ function __wbg_get_imports() {
     };
 }
 
-function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke_______true_(arg0, arg1) {
-    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke_______true_(arg0, arg1);
+function wasm_bindgen_75633a18f3e88428___convert__closures_____invoke_______true_(arg0, arg1) {
+    wasm.wasm_bindgen_75633a18f3e88428___convert__closures_____invoke_______true_(arg0, arg1);
 }
 
-function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_e634cc85c6ea9e7f___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
-    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___web_sys_e634cc85c6ea9e7f___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
+function wasm_bindgen_75633a18f3e88428___convert__closures_____invoke___web_sys_f51d65d4440d54f8___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2) {
+    wasm.wasm_bindgen_75633a18f3e88428___convert__closures_____invoke___web_sys_f51d65d4440d54f8___features__gen_MessageEvent__MessageEvent______true_(arg0, arg1, arg2);
 }
 
-function wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_e634cc85c6ea9e7f___features__gen_Event__Event______true_(arg0, arg1, arg2) {
-    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures________invoke___web_sys_e634cc85c6ea9e7f___features__gen_Event__Event______true_(arg0, arg1, arg2);
+function wasm_bindgen_75633a18f3e88428___convert__closures________invoke___web_sys_f51d65d4440d54f8___features__gen_Event__Event______true_(arg0, arg1, arg2) {
+    wasm.wasm_bindgen_75633a18f3e88428___convert__closures________invoke___web_sys_f51d65d4440d54f8___features__gen_Event__Event______true_(arg0, arg1, arg2);
 }
 
-function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___wasm_bindgen_dbbfa9268b86855___JsValue__core_f9449fc31f7c2003___result__Result_____wasm_bindgen_dbbfa9268b86855___JsError___true_(arg0, arg1, arg2) {
-    const ret = wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___wasm_bindgen_dbbfa9268b86855___JsValue__core_f9449fc31f7c2003___result__Result_____wasm_bindgen_dbbfa9268b86855___JsError___true_(arg0, arg1, arg2);
+function wasm_bindgen_75633a18f3e88428___convert__closures_____invoke___wasm_bindgen_75633a18f3e88428___JsValue__core_a786829f945b1301___result__Result_____wasm_bindgen_75633a18f3e88428___JsError___true_(arg0, arg1, arg2) {
+    const ret = wasm.wasm_bindgen_75633a18f3e88428___convert__closures_____invoke___wasm_bindgen_75633a18f3e88428___JsValue__core_a786829f945b1301___result__Result_____wasm_bindgen_75633a18f3e88428___JsError___true_(arg0, arg1, arg2);
     if (ret[1]) {
         throw takeFromExternrefTable0(ret[0]);
     }
 }
 
-function wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___js_sys_81fee7c7ef2d811b___Function_fn_wasm_bindgen_dbbfa9268b86855___JsValue_____wasm_bindgen_dbbfa9268b86855___sys__Undefined___js_sys_81fee7c7ef2d811b___Function_fn_wasm_bindgen_dbbfa9268b86855___JsValue_____wasm_bindgen_dbbfa9268b86855___sys__Undefined_______true_(arg0, arg1, arg2, arg3) {
-    wasm.wasm_bindgen_dbbfa9268b86855___convert__closures_____invoke___js_sys_81fee7c7ef2d811b___Function_fn_wasm_bindgen_dbbfa9268b86855___JsValue_____wasm_bindgen_dbbfa9268b86855___sys__Undefined___js_sys_81fee7c7ef2d811b___Function_fn_wasm_bindgen_dbbfa9268b86855___JsValue_____wasm_bindgen_dbbfa9268b86855___sys__Undefined_______true_(arg0, arg1, arg2, arg3);
+function wasm_bindgen_75633a18f3e88428___convert__closures_____invoke___js_sys_3da1c71bb2dce6fa___Function_fn_wasm_bindgen_75633a18f3e88428___JsValue_____wasm_bindgen_75633a18f3e88428___sys__Undefined___js_sys_3da1c71bb2dce6fa___Function_fn_wasm_bindgen_75633a18f3e88428___JsValue_____wasm_bindgen_75633a18f3e88428___sys__Undefined_______true_(arg0, arg1, arg2, arg3) {
+    wasm.wasm_bindgen_75633a18f3e88428___convert__closures_____invoke___js_sys_3da1c71bb2dce6fa___Function_fn_wasm_bindgen_75633a18f3e88428___JsValue_____wasm_bindgen_75633a18f3e88428___sys__Undefined___js_sys_3da1c71bb2dce6fa___Function_fn_wasm_bindgen_75633a18f3e88428___JsValue_____wasm_bindgen_75633a18f3e88428___sys__Undefined_______true_(arg0, arg1, arg2, arg3);
 }
 
 function addToExternrefTable0(obj) {
