@@ -21,17 +21,17 @@ use crate::event::{IoEvent, Op};
 
 pub struct Blkparse {
     request_action: &'static str,
+    /// The other `--action`'s request action.
+    other_action: &'static str,
     pending: Pending,
 }
 
 impl Blkparse {
     pub fn new(action: Action) -> Blkparse {
-        let request_action = match action {
-            Action::Issue => "D",
-            Action::Queue => "Q",
-        };
+        let (request_action, other_action) = <Blkparse as ActionFormat>::request_names(action);
         Blkparse {
             request_action,
+            other_action,
             pending: Pending::new(action),
         }
     }
@@ -67,7 +67,7 @@ impl Blkparse {
         let is_request = action == self.request_action;
         // A requeue (`R`) undoes an issue; with `Q` as the request it does not matter.
         let is_requeue = action == "R" && self.request_action == "D";
-        if action == other_action(self.request_action) {
+        if action == self.other_action {
             self.pending.other_request();
         }
         if !is_request && action != "C" && !is_requeue {
@@ -185,18 +185,8 @@ impl LineFormat for Blkparse {
     }
 
     fn finish(&mut self, out: &mut Out) {
-        let request = self.request_action;
         self.pending
-            .finish("blkparse", request, other_action(request), out);
-    }
-}
-
-/// The request action of the other `--action`.
-fn other_action(request: &str) -> &'static str {
-    if request == "D" {
-        "Q"
-    } else {
-        "D"
+            .finish("blkparse", self.request_action, self.other_action, out);
     }
 }
 

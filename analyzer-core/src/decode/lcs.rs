@@ -91,6 +91,8 @@ pub struct LcsDecoder {
     records: u64,
     /// Tenant -> device index.
     tenants: HashMap<u32, u32>,
+    /// The tenant looked up last and its device: records mostly repeat it.
+    last_tenant: Option<(u32, u32)>,
     /// The short-file reason was given.
     counted_missing: bool,
 }
@@ -107,6 +109,7 @@ impl LcsDecoder {
             n_req: None,
             records: 0,
             tenants: HashMap::new(),
+            last_tenant: None,
             counted_missing: false,
         }
     }
@@ -186,9 +189,19 @@ impl LcsDecoder {
     }
 
     fn tenant_device(&mut self, tenant: u32) -> Result<u32, String> {
-        if let Some(&i) = self.tenants.get(&tenant) {
-            return Ok(i);
+        match self.last_tenant {
+            Some((t, i)) if t == tenant => return Ok(i),
+            _ => {}
         }
+        let i = match self.tenants.get(&tenant) {
+            Some(&i) => i,
+            None => self.new_tenant(tenant)?,
+        };
+        self.last_tenant = Some((tenant, i));
+        Ok(i)
+    }
+
+    fn new_tenant(&mut self, tenant: u32) -> Result<u32, String> {
         if self.header.devices.len() >= crate::native::MAX_DEVICES {
             return Err(format!(
                 "tenant {tenant} is past the {} devices a trace may have",

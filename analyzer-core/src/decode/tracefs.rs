@@ -28,6 +28,8 @@ use crate::event::{IoEvent, Op};
 pub struct Tracefs {
     request_events: [&'static str; 1],
     complete_events: &'static [&'static str],
+    /// The other `--action`'s request event.
+    other_request: &'static str,
     clock: Clock,
     pending: Pending,
 }
@@ -54,6 +56,7 @@ impl Tracefs {
         Tracefs {
             request_events,
             complete_events,
+            other_request: <Tracefs as ActionFormat>::request_names(action).1,
             clock: Clock,
             pending: Pending::new(action),
         }
@@ -66,7 +69,7 @@ impl Tracefs {
         // A requeued request is issued again; only the issue side has to undo it.
         let is_requeue = t.event == "block_rq_requeue" && self.request_events == ["block_rq_issue"];
         if !is_request && !is_requeue && !self.complete_events.contains(&t.event) {
-            if t.event == other_request_event(self.request_events[0]) {
+            if t.event == self.other_request {
                 self.pending.other_request();
             }
             out.ignore();
@@ -231,18 +234,8 @@ impl LineFormat for Tracefs {
     }
 
     fn finish(&mut self, out: &mut Out) {
-        let request = self.request_events[0];
         self.pending
-            .finish("tracefs", request, other_request_event(request), out);
-    }
-}
-
-/// The request event of the other `--action`.
-fn other_request_event(request: &str) -> &'static str {
-    if request == "block_rq_issue" {
-        "block_bio_queue"
-    } else {
-        "block_rq_issue"
+            .finish("tracefs", self.request_events[0], self.other_request, out);
     }
 }
 
