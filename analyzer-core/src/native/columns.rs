@@ -41,35 +41,44 @@ const FLUSH_CODE: u8 = 3;
 /// Pids seen recently in this chunk, most recent first. A pid in the table is coded as its index
 /// (one byte), any other as `RECENT_PIDS + pid`; either way it then moves to the front. A few
 /// busy processes issue most I/O, so most pid changes cost one byte instead of three.
-#[derive(Clone, Copy, Debug, Default)]
+///
+/// The pids stay in their slots; the list is the order of the slots, sixteen 4-bit slot numbers
+/// in one word (the most recent pid's slot in the low nibble), so that moving a pid to the front
+/// is a few operations on a register instead of moving pids in memory (which the compiler made
+/// into vector stores that the next change read back at other offsets, waiting each time for
+/// them to reach the cache).
+#[derive(Clone, Copy, Debug)]
 struct RecentPids {
-    pids: [u32; RECENT_PIDS],
+    slots: [u32; RECENT_PIDS],
+    /// Nibble `j`: the slot of the `j`-th most recent pid.
+    order: u64,
     len: usize,
 }
 
 const RECENT_PIDS: usize = 16;
 
-/// `SHIFT_MASKS[i][j]`: all ones where entry `j` takes the entry before it when entry `i` moves
-/// to the front (`j <= i`).
-const SHIFT_MASKS: [[u32; RECENT_PIDS]; RECENT_PIDS] = {
-    let mut masks = [[0; RECENT_PIDS]; RECENT_PIDS];
-    let mut i = 0;
-    while i < RECENT_PIDS {
-        let mut j = 0;
-        while j <= i {
-            masks[i][j] = u32::MAX;
-            j += 1;
+impl Default for RecentPids {
+    fn default() -> Self {
+        RecentPids {
+            slots: [0; RECENT_PIDS],
+            // Slot `j` at place `j`: any order of the sixteen slots would do.
+            order: 0xfedc_ba98_7654_3210,
+            len: 0,
         }
-        i += 1;
     }
-    masks
-};
+}
 
 impl RecentPids {
+    /// The slot of the pid at index `i` (below [`RECENT_PIDS`]).
+    #[inline]
+    fn slot(&self, i: usize) -> usize {
+        ((self.order >> (4 * (i % RECENT_PIDS))) & 0xf) as usize
+    }
+
     fn code(&mut self, pid: u32) -> u64 {
-        match self.pids[..self.len].iter().position(|&p| p == pid) {
+        match (0..self.len).position(|i| self.slots[self.slot(i)] == pid) {
             Some(i) => {
-                self.move_to_front(i, pid);
+                self.move_to_front(i);
                 i as u64
             }
             None => {
@@ -89,8 +98,8 @@ impl RecentPids {
                     self.len
                 ));
             }
-            let pid = self.pids[i];
-            self.move_to_front(i, pid);
+            let pid = self.slots[self.slot(i)];
+            self.move_to_front(i);
             Ok(pid)
         } else {
             let pid = u32::try_from(v - RECENT_PIDS as u64)
@@ -100,27 +109,24 @@ impl RecentPids {
         }
     }
 
-    /// Moves the pid at `i` to the front, the ones before it back by one. Written as a select
-    /// over the whole (64-byte) table rather than a copy of `i` entries: the compiler makes it a
-    /// few vector instructions, where `copy_within` called `memmove` for every pid change (a
-    /// tenth of the decoding time on a trace whose pid changes every request).
+    /// Moves the pid at index `i` to the front, the ones before it back by one place.
     #[inline]
-    fn move_to_front(&mut self, i: usize, pid: u32) {
-        let old = self.pids;
-        let mut new = [pid; RECENT_PIDS];
-        // The masks come from a table: computed per entry (as a comparison, or as the sign of
-        // `j - i - 1`) the compiler set them byte by byte through the stack, a fifth of the
-        // decoding loop's time; loaded, the select is four vector blends.
-        let before = &SHIFT_MASKS[i % RECENT_PIDS];
-        for j in 1..RECENT_PIDS {
-            new[j] = (old[j - 1] & before[j]) | (old[j] & !before[j]);
-        }
-        self.pids = new;
+    fn move_to_front(&mut self, i: usize) {
+        let i = i % RECENT_PIDS;
+        let slot = self.slot(i) as u64;
+        let before = (1u64 << (4 * i)) - 1;
+        // Nibbles past `i` stay (two shifts: `i` = 15 would shift by 64).
+        let after = (u64::MAX << (4 * i)) << 4;
+        self.order = (self.order & after) | ((self.order & before) << 4) | slot;
     }
 
+    /// Puts a pid not in the list at the front, in the slot of the least recent one (which
+    /// drops out when the list is full).
     #[inline]
     fn insert(&mut self, pid: u32) {
-        self.move_to_front(RECENT_PIDS - 1, pid);
+        let slot = self.order >> (4 * (RECENT_PIDS - 1));
+        self.slots[slot as usize % RECENT_PIDS] = pid;
+        self.order = (self.order << 4) | slot;
         self.len = (self.len + 1).min(RECENT_PIDS);
     }
 }
@@ -346,19 +352,14 @@ impl Column {
             ]);
             let stops = !word & 0x8080_8080_8080_8080;
             if stops != 0 {
-                // The first byte without a continuation bit ends the value.
-                let len_bytes = stops.trailing_zeros() / 8 + 1;
-                self.pos += len_bytes as usize;
-                let keep = if len_bytes == 8 {
-                    u64::MAX
-                } else {
-                    (1u64 << (8 * len_bytes)) - 1
-                };
-                let mut x = word & keep & 0x7f7f_7f7f_7f7f_7f7f;
-                x = (x & 0x0000_007f_0000_007f)
-                    | ((x & 0x0000_7f00_0000_7f00) >> 1)
-                    | ((x & 0x007f_0000_007f_0000) >> 2)
-                    | ((x & 0x7f00_0000_7f00_0000) >> 3);
+                // The first byte without a continuation bit ends the value: keep the bits up to
+                // its top bit (`stops ^ (stops - 1)`: all ones through the lowest set bit), drop
+                // the continuation bits, then close the 7-bit groups up in three doubling steps
+                // (pairs into 14 bits, fours into 28, the two halves into 56).
+                self.pos += (stops.trailing_zeros() / 8 + 1) as usize;
+                let mut x = word & (stops ^ (stops - 1)) & 0x7f7f_7f7f_7f7f_7f7f;
+                x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+                x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
                 x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
                 return x;
             }
@@ -653,6 +654,38 @@ mod tests {
                 prop_assert_eq!(code, want);
                 prop_assert_eq!(decoder.decode(code), Ok(pid));
             }
+        }
+    }
+
+    proptest! {
+        /// The one-load reader of a column gives every value the general LEB128 reader gives,
+        /// and ends where it does, for values of every length (1 to 10 bytes) and whatever
+        /// bytes follow the column (the next column's, or the padding).
+        #[test]
+        fn a_column_reads_values_as_the_general_reader_does(
+            values in proptest::collection::vec((0u32..=64, any::<u64>()), 1..60),
+            after in proptest::collection::vec(any::<u8>(), PAYLOAD_PADDING..=PAYLOAD_PADDING),
+        ) {
+            let values: Vec<u64> = values
+                .into_iter()
+                .map(|(bits, v)| if bits == 64 { v } else { v & ((1u64 << bits) - 1) })
+                .collect();
+            let mut payload = Vec::new();
+            for &v in &values {
+                write_u64(&mut payload, v);
+            }
+            let end = payload.len();
+            payload.extend_from_slice(&after);
+            let mut column = Column::new(&(0..end));
+            let mut pos = 0;
+            for &v in &values {
+                let want = crate::varint::read_u64(&payload[..end], &mut pos);
+                prop_assert_eq!(Some(column.next(&payload)), want);
+                prop_assert_eq!(column.pos, pos);
+                prop_assert_eq!(want, Some(v));
+            }
+            prop_assert!(column.check(0, "test").is_ok());
+            prop_assert!(column.check_consumed("test").is_ok());
         }
     }
 

@@ -149,7 +149,7 @@ pub fn load(bytes: Vec<u8>) -> usize {
 #[wasm_bindgen]
 pub fn simulate(size_bytes: f64, first: bool, footprint_lines: f64, line_accesses: f64) -> f64 {
     use analyzer_core::job::simulate::{Simulate, SimulateRequest};
-    use analyzer_core::job::{CacheParams, Job};
+    use analyzer_core::job::CacheParams;
     let view = SimulateRequest {
         footprint_lines: Some(footprint_lines as u64),
         line_accesses: Some(line_accesses as u64),
@@ -192,7 +192,7 @@ pub fn simulate(size_bytes: f64, first: bool, footprint_lines: f64, line_accesse
 #[wasm_bindgen]
 pub fn predict(layouts: usize, cache_bytes: f64, estimate: bool) -> f64 {
     use analyzer_core::job::predict::{ArrayParams, Predict, PredictRequest};
-    use analyzer_core::job::{CacheParams, Job};
+    use analyzer_core::job::CacheParams;
     let layout = |level: &str, disks, disk: &str, chunk_bytes| ArrayParams {
         level: level.into(),
         disks,
