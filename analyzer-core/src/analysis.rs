@@ -23,7 +23,7 @@ use crate::event::{IoEvent, Op, TraceHeader};
 use crate::hash::{block_key, mix64};
 use crate::mrc::shards::ShardsMode;
 use crate::mrc::{LruMrc, MrcReport, SizeSpec};
-use crate::stat::{empty_size_histogram, SizeBucket, SIZE_BUCKETS_BYTES};
+use crate::stat::{empty_size_histogram, size_bucket, SizeBucket};
 
 use self::devices::{DeviceReport, Devices};
 use self::heatmap::{HeatMap, HeatMapReport};
@@ -285,11 +285,7 @@ impl Analysis {
         if e.op == Op::Flush {
             return;
         }
-        let len = u64::from(e.len_bytes);
-        let i = SIZE_BUCKETS_BYTES
-            .iter()
-            .position(|&m| len <= m)
-            .unwrap_or(SIZE_BUCKETS_BYTES.len());
+        let i = size_bucket(u64::from(e.len_bytes));
         match e.op {
             Op::Read => self.sizes[i].reads += 1,
             Op::Write => self.sizes[i].writes += 1,

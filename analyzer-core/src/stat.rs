@@ -38,6 +38,16 @@ pub const SIZE_BUCKETS_BYTES: [u64; 14] = [
 /// How many concurrent sequential streams per device the detector follows.
 const STREAMS_PER_DEVICE: usize = 32;
 
+/// The index in [`SIZE_BUCKETS_BYTES`] (plus the open last bucket) of a request of `len`
+/// bytes: the first bucket whose bound is at least `len`. The bounds are the powers of two
+/// from 512 B, so that is a count of the bits of `len - 1`, not a search.
+#[inline]
+pub fn size_bucket(len: u64) -> usize {
+    const FIRST_BITS: u32 = SIZE_BUCKETS_BYTES[0].trailing_zeros();
+    let bits = u64::BITS - len.saturating_sub(1).leading_zeros();
+    (bits.saturating_sub(FIRST_BITS) as usize).min(SIZE_BUCKETS_BYTES.len())
+}
+
 /// The result of `stat`. Field names and meanings are stable: `blocksight stat --json` prints
 /// this struct, documented in docs/json.md.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -176,14 +186,45 @@ pub fn empty_size_histogram() -> Vec<SizeBucket> {
     buckets
 }
 
+/// Which share of [`StatSummary`] a [`Stat`] counts: all of it, or one of two halves that two
+/// threads can count side by side over the same events ([`StatSummary::with_places_of`] joins
+/// them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatPart {
+    Whole,
+    /// What the requests are: counts, bytes, times, sizes, latencies present.
+    Counts,
+    /// Where they go: the footprint (its table of blocks: the costly half on a large trace)
+    /// and the sequential fraction (the streams each request may continue).
+    Places,
+}
+
+impl StatSummary {
+    /// This summary (of a [`StatPart::Counts`] `Stat`) with the footprint and the sequential
+    /// fraction of `other` (the [`StatPart::Places`] `Stat` of the same events): the summary of
+    /// the whole.
+    pub fn with_places_of(self, other: &StatSummary) -> StatSummary {
+        StatSummary {
+            footprint_blocks: other.footprint_blocks,
+            footprint_bytes: other.footprint_bytes,
+            footprint_exact: other.footprint_exact,
+            sequential_fraction: other.sequential_fraction,
+            ..self
+        }
+    }
+}
+
 /// Streaming accumulator for [`StatSummary`].
 #[derive(Debug)]
 pub struct Stat {
+    part: StatPart,
     counts: [u64; 4],
     bytes: [u64; 4],
-    first_time_nanos: Option<u64>,
-    last_time_nanos: Option<u64>,
-    size_buckets: Vec<SizeBucket>,
+    /// The earliest and latest times (`u64::MAX` and 0 before the first event).
+    first_time_nanos: u64,
+    last_time_nanos: u64,
+    /// Per size bucket, requests by op: reads, writes, discards (the buckets' `other`).
+    size_counts: [[u64; 3]; SIZE_BUCKETS_BYTES.len() + 1],
     footprint: Footprint,
     streams: Vec<[u64; STREAMS_PER_DEVICE]>,
     stream_cursor: Vec<usize>,
@@ -200,13 +241,18 @@ impl Default for Stat {
 
 impl Stat {
     pub fn new() -> Stat {
-        let size_buckets = empty_size_histogram();
+        Stat::part(StatPart::Whole)
+    }
+
+    /// A `Stat` that counts only `part` of the summary: its other fields stay as for no events.
+    pub fn part(part: StatPart) -> Stat {
         Stat {
+            part,
             counts: [0; 4],
             bytes: [0; 4],
-            first_time_nanos: None,
-            last_time_nanos: None,
-            size_buckets,
+            first_time_nanos: u64::MAX,
+            last_time_nanos: 0,
+            size_counts: [[0; 3]; SIZE_BUCKETS_BYTES.len() + 1],
             footprint: Footprint::new(FOOTPRINT_EXACT_LIMIT),
             streams: Vec::new(),
             stream_cursor: Vec::new(),
@@ -217,41 +263,40 @@ impl Stat {
     }
 
     pub fn observe(&mut self, e: &IoEvent) {
+        if self.part != StatPart::Counts {
+            self.place(e);
+        }
+        if self.part != StatPart::Places {
+            self.count(e);
+        }
+    }
+
+    /// The [`StatPart::Counts`] share. Counters are indexed by the op rather than chosen by it:
+    /// reads and writes interleave at random, and a branch on the op was often mispredicted.
+    #[inline]
+    fn count(&mut self, e: &IoEvent) {
         let op = e.op.index();
         self.counts[op] += 1;
         self.bytes[op] += u64::from(e.len_bytes);
-        self.first_time_nanos = Some(
-            self.first_time_nanos
-                .map_or(e.time_nanos, |t| t.min(e.time_nanos)),
-        );
-        self.last_time_nanos = Some(
-            self.last_time_nanos
-                .map_or(e.time_nanos, |t| t.max(e.time_nanos)),
-        );
-        if e.latency_nanos.is_some() {
-            self.with_latency += 1;
+        self.first_time_nanos = self.first_time_nanos.min(e.time_nanos);
+        self.last_time_nanos = self.last_time_nanos.max(e.time_nanos);
+        self.with_latency += u64::from(e.latency_nanos.is_some());
+        if e.op != Op::Flush {
+            self.size_counts[size_bucket(u64::from(e.len_bytes))][op.min(2)] += 1;
         }
+    }
+
+    /// The [`StatPart::Places`] share.
+    #[inline]
+    fn place(&mut self, e: &IoEvent) {
         if e.op == Op::Flush {
             return;
-        }
-        let len = u64::from(e.len_bytes);
-        let bucket = SIZE_BUCKETS_BYTES
-            .iter()
-            .position(|&max| len <= max)
-            .unwrap_or(SIZE_BUCKETS_BYTES.len());
-        let b = &mut self.size_buckets[bucket];
-        match e.op {
-            Op::Read => b.reads += 1,
-            Op::Write => b.writes += 1,
-            _ => b.other += 1,
         }
         self.footprint
             .insert_blocks(e.device, e.block_range(FOOTPRINT_BLOCK_BYTES));
         if matches!(e.op, Op::Read | Op::Write) {
             self.data_requests += 1;
-            if self.continues_stream(e) {
-                self.sequential += 1;
-            }
+            self.sequential += u64::from(self.continues_stream(e));
         }
     }
 
@@ -259,14 +304,25 @@ impl Stat {
     /// footprint table's slots for all of them: their cache misses then overlap instead of
     /// stalling one request after another.
     pub fn observe_batch(&mut self, events: &[IoEvent]) {
-        for e in events {
-            if e.op != Op::Flush {
-                self.footprint
-                    .prefetch_blocks(e.device, e.block_range(FOOTPRINT_BLOCK_BYTES));
+        if self.part != StatPart::Counts {
+            for e in events {
+                if e.op != Op::Flush {
+                    self.footprint
+                        .prefetch_blocks(e.device, e.block_range(FOOTPRINT_BLOCK_BYTES));
+                }
             }
         }
-        for e in events {
-            self.observe(e);
+        match self.part {
+            StatPart::Counts => {
+                for e in events {
+                    self.count(e);
+                }
+            }
+            _ => {
+                for e in events {
+                    self.observe(e);
+                }
+            }
         }
     }
 
@@ -297,10 +353,12 @@ impl Stat {
 
     pub fn finish(&self, header: &TraceHeader, diagnostics: &Diagnostics) -> StatSummary {
         let events = self.counts.iter().sum();
-        let duration_nanos = match (self.first_time_nanos, self.last_time_nanos) {
-            (Some(a), Some(b)) => b - a,
-            _ => 0,
+        let (first_time_nanos, last_time_nanos) = if events > 0 {
+            (Some(self.first_time_nanos), Some(self.last_time_nanos))
+        } else {
+            (None, None)
         };
+        let duration_nanos = self.last_time_nanos.saturating_sub(self.first_time_nanos);
         let secs = duration_nanos as f64 / 1e9;
         let clock_resolution_nanos =
             crate::format::TraceFormat::clock_resolution_of(&header.source_format);
@@ -323,8 +381,8 @@ impl Stat {
             footprint_blocks,
             footprint_bytes: footprint_blocks * FOOTPRINT_BLOCK_BYTES,
             footprint_exact,
-            first_time_nanos: self.first_time_nanos,
-            last_time_nanos: self.last_time_nanos,
+            first_time_nanos,
+            last_time_nanos,
             duration_nanos,
             rates_measured,
             clock_resolution_nanos,
@@ -336,7 +394,16 @@ impl Stat {
             } else {
                 data_bytes as f64 / data_requests as f64
             },
-            size_histogram: self.size_buckets.clone(),
+            size_histogram: empty_size_histogram()
+                .into_iter()
+                .zip(&self.size_counts)
+                .map(|(bucket, &[reads, writes, other])| SizeBucket {
+                    reads,
+                    writes,
+                    other,
+                    ..bucket
+                })
+                .collect(),
             sequential_fraction: if self.data_requests == 0 {
                 0.0
             } else {
@@ -360,6 +427,76 @@ impl Stat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two halves of `stat` counted apart and joined are the whole, on requests of every op
+    /// (flushes, discards), sequential runs on several devices, times out of order and
+    /// latencies missing: each half counts only its own share, the join takes each from its
+    /// half.
+    #[test]
+    fn counts_and_places_joined_are_the_whole() {
+        let mut header = TraceHeader::new("test");
+        for d in 0..3 {
+            header.device_index(&format!("d{d}"));
+        }
+        let events: Vec<IoEvent> = (0..20_000u64)
+            .map(|i| {
+                let r = crate::hash::mix64(i);
+                // Every other request continues its device's run of 8 KiB requests; the rest
+                // land anywhere.
+                let (offset_bytes, len_bytes) = if i % 2 == 0 {
+                    ((i / 6) * 8192, 8192)
+                } else {
+                    ((r >> 24) * 512, 512 << (r % 12))
+                };
+                IoEvent {
+                    time_nanos: 1_000_000 * i + r % 3_000_000,
+                    device: (i / 2 % 3) as u32,
+                    offset_bytes,
+                    len_bytes,
+                    op: Op::from_index((r >> 8) as u8 % 4).expect("an op"),
+                    latency_nanos: (r % 5 != 0).then_some(r % 10_000_000),
+                    pid: None,
+                }
+            })
+            .collect();
+        let mut whole = Stat::new();
+        let mut counts = Stat::part(StatPart::Counts);
+        let mut places = Stat::part(StatPart::Places);
+        for chunk in events.chunks(100) {
+            whole.observe_batch(chunk);
+            counts.observe_batch(chunk);
+            places.observe_batch(chunk);
+        }
+        let diagnostics = Diagnostics::default();
+        let whole = whole.finish(&header, &diagnostics);
+        assert!(whole.sequential_fraction > 0.1 && whole.footprint_blocks > 0);
+        assert!(whole.flushes > 0 && whole.discards > 0);
+        let counts = counts.finish(&header, &diagnostics);
+        let places = places.finish(&header, &diagnostics);
+        assert_ne!(counts, whole);
+        assert_ne!(places, whole);
+        assert_eq!(counts.with_places_of(&places), whole);
+    }
+
+    /// The computed bucket is the first bound at least `len` (the search it replaces), at and
+    /// around every bound.
+    #[test]
+    fn size_bucket_is_the_first_bound_at_least_the_length() {
+        for (i, &bound) in SIZE_BUCKETS_BYTES.iter().enumerate() {
+            assert!(bound.is_power_of_two() && (i == 0 || bound == 2 * SIZE_BUCKETS_BYTES[i - 1]));
+        }
+        let lens = SIZE_BUCKETS_BYTES
+            .iter()
+            .flat_map(|&b| [b - 1, b, b + 1])
+            .chain([0, 1, 7, 4095, u64::from(u32::MAX), u64::MAX]);
+        for len in lens {
+            let search = SIZE_BUCKETS_BYTES
+                .iter()
+                .position(|&max| len <= max)
+                .unwrap_or(SIZE_BUCKETS_BYTES.len());
+            assert_eq!(size_bucket(len), search, "{len}");
+        }
+    }
 
     #[test]
     fn no_rate_from_a_zero_or_sub_resolution_duration() {

@@ -152,6 +152,10 @@ pub struct Load {
     ended: Option<(TraceHeader, Diagnostics)>,
     /// `stat` and hot data's share, for a `Rest` analysis.
     hot: Option<LoadHotResult>,
+    /// A `Rest` load of `stat` alone on `Load::with_threads`: this load counts what the
+    /// requests are ([`crate::stat::StatPart::Counts`]), the thread where they go
+    /// ([`crate::stat::StatPart::Places`]).
+    counts_here: bool,
     #[cfg(feature = "threads")]
     hot_thread: Option<threads::HotThread>,
 }
@@ -217,6 +221,7 @@ impl Load {
             events: 0,
             ended: None,
             hot: None,
+            counts_here: false,
             #[cfg(feature = "threads")]
             hot_thread: None,
         }
@@ -236,10 +241,22 @@ impl Load {
             if let Some(a) = hot.analysis.as_mut() {
                 a.move_timeline(true);
             }
+            // `stat` alone: the thread counts where the requests go (the footprint and the
+            // streams: two thirds of `stat`'s work on a large trace), this one the rest beside
+            // its decoding, which left it idle half the time (README). With the analysis this
+            // thread is the busier one already.
+            let counts_here = !request.analysis;
+            if counts_here {
+                hot.stat = Stat::part(crate::stat::StatPart::Places);
+            }
             if let Some(thread) = threads::HotThread::start(hot) {
                 let mut load = Load::build(request, AnalysisPart::Rest);
                 if let Some(a) = load.analysis.as_mut() {
                     a.move_timeline(false);
+                }
+                if counts_here {
+                    load.stat = Stat::part(crate::stat::StatPart::Counts);
+                    load.counts_here = true;
                 }
                 load.hot_thread = Some(thread);
                 return Ok(load);
@@ -290,7 +307,10 @@ impl Load {
     /// Admitted events, in order, to the accumulators (`stat` [`LOAD_BATCH_EVENTS`] at a time,
     /// the size its read-ahead is measured at; the analysis reads ahead within any batch).
     fn hand_over(&mut self, events: &[IoEvent]) {
-        if self.part != AnalysisPart::Rest {
+        if self.counts_here {
+            // No footprint here, so no table to read ahead in batches.
+            self.stat.observe_batch(events);
+        } else if self.part != AnalysisPart::Rest {
             for chunk in events.chunks(LOAD_BATCH_EVENTS) {
                 self.stat.observe_batch(chunk);
             }
@@ -374,10 +394,14 @@ impl Job for Load {
             }
             None => None,
         };
-        Ok(LoadResult {
-            analysis,
-            stat: joined.stat,
-        })
+        let stat = if self.counts_here {
+            self.stat
+                .finish(&header, &diagnostics)
+                .with_places_of(&joined.stat)
+        } else {
+            joined.stat
+        };
+        Ok(LoadResult { analysis, stat })
     }
 }
 

@@ -28,7 +28,7 @@
 
 use std::ops::Range;
 
-use crate::hash::{block_key, mix64, BlockTable};
+use crate::hash::{block_key, mix64, BlockTable, BLOCK_KEY_DEVICE_SHIFT};
 
 /// Consecutive block keys that share one bitmap leaf.
 pub const REGION_BLOCKS: u64 = 1 << REGION_SHIFT;
@@ -64,10 +64,94 @@ pub struct Footprint {
     leaves: Option<Leaves>,
 }
 
+/// Devices (the first ones of a trace) whose regions [`RegionIndex`] indexes directly.
+const DIRECT_DEVICES: u64 = 64;
+/// Regions of each such device indexed directly: the first 2 TiB of the device at 4 KiB blocks,
+/// 64 KiB of index per device that has a leaf.
+const DIRECT_REGIONS: u64 = 1 << 14;
+/// The bits of a region number below the device's (see [`block_key`]).
+const REGION_DEVICE_SHIFT: u32 = BLOCK_KEY_DEVICE_SHIFT - REGION_SHIFT;
+
+/// Region (key >> [`REGION_SHIFT`]) → its leaf. Looked up for every request, twice (the read
+/// ahead, then the count), so the usual regions are an array per device rather than a hash
+/// table, whose probe runs of varying length the branch predictor missed about once a look-up;
+/// other regions (a device past the first [`DIRECT_DEVICES`], blocks past 2 TiB) are hashed.
+#[derive(Debug, Default)]
+struct RegionIndex {
+    /// Per device, the leaf + 1 of each of its first [`DIRECT_REGIONS`] regions (0: none),
+    /// allocated with the device's first leaf.
+    direct: Vec<Option<Box<[u32]>>>,
+    hashed: BlockTable<u32>,
+}
+
+impl RegionIndex {
+    /// Where `region` goes in `direct`: (device, region within it).
+    #[inline]
+    fn direct_place(region: u64) -> Option<(usize, usize)> {
+        let device = region >> REGION_DEVICE_SHIFT;
+        let within = region & ((1 << REGION_DEVICE_SHIFT) - 1);
+        (device < DIRECT_DEVICES && within < DIRECT_REGIONS)
+            .then_some((device as usize, within as usize))
+    }
+
+    #[inline]
+    fn get(&self, region: u64) -> Option<u32> {
+        match Self::direct_place(region) {
+            Some((device, within)) => self
+                .direct
+                .get(device)?
+                .as_ref()?
+                .get(within)?
+                .checked_sub(1),
+            None => self.hashed.get(region).copied(),
+        }
+    }
+
+    /// Gives `region` the leaf `leaf` unless it has one.
+    fn insert_if_absent(&mut self, region: u64, leaf: u32) {
+        match Self::direct_place(region) {
+            Some((device, within)) => {
+                if self.direct.len() <= device {
+                    self.direct.resize_with(device + 1, || None);
+                }
+                let regions = self.direct[device]
+                    .get_or_insert_with(|| vec![0; DIRECT_REGIONS as usize].into_boxed_slice());
+                if regions[within] == 0 {
+                    regions[within] = leaf.saturating_add(1);
+                }
+            }
+            None => {
+                self.hashed.insert_if_absent(region, leaf);
+            }
+        }
+    }
+
+    /// Every (region, leaf).
+    fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        let direct =
+            self.direct
+                .iter()
+                .enumerate()
+                .flat_map(|(device, regions)| {
+                    regions.iter().flat_map(move |regions| {
+                        regions.iter().enumerate().filter(|&(_, &l)| l != 0).map(
+                            move |(within, &l)| {
+                                (
+                                    ((device as u64) << REGION_DEVICE_SHIFT) | within as u64,
+                                    l - 1,
+                                )
+                            },
+                        )
+                    })
+                });
+        direct.chain(self.hashed.iter().map(|(region, &leaf)| (region, leaf)))
+    }
+}
+
 #[derive(Debug, Default)]
 struct Leaves {
     /// Region (key >> [`REGION_SHIFT`]) → its leaf in `words`.
-    index: BlockTable<u32>,
+    index: RegionIndex,
     words: Vec<Box<[u64]>>,
     /// The most leaves allowed.
     max: usize,
@@ -80,7 +164,7 @@ struct Leaves {
 impl Leaves {
     #[inline]
     fn leaf_of(&self, key: u64) -> Option<usize> {
-        self.index.get(key >> REGION_SHIFT).map(|&i| i as usize)
+        self.index.get(key >> REGION_SHIFT).map(|i| i as usize)
     }
 
     /// Whether `key`'s bit is set in its region's leaf.
@@ -115,7 +199,7 @@ impl Leaves {
         self.unswept = false;
         let (index, words) = (&self.index, &mut self.words);
         set.retain(|key, _| match index.get(key >> REGION_SHIFT) {
-            Some(&leaf) => {
+            Some(leaf) => {
                 set_bits(&mut words[leaf as usize], (key & REGION_MASK) as usize, 1);
                 false
             }
@@ -223,7 +307,7 @@ impl Footprint {
             return;
         };
         self.shrink();
-        for (region, &leaf) in index.iter() {
+        for (region, leaf) in index.iter() {
             let leaf = std::mem::take(&mut words[leaf as usize]);
             for (w, &word) in leaf.iter().enumerate() {
                 let mut bits = word;
