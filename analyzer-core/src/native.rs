@@ -525,6 +525,38 @@ mod tests {
         }
     }
 
+    /// Events of devices the header does not list (a damaged or hand-made file) get placeholder
+    /// entries up to the largest device any event uses, whichever chunk or batch brings it,
+    /// and the devices the header names keep their names.
+    #[test]
+    fn devices_the_header_does_not_list_get_placeholders() {
+        let header = TraceHeader::new("csv");
+        let mut bytes = Vec::new();
+        let mut enc = NativeEncoder::new(&header, small_chunks(), &mut bytes);
+        // Device 9 only in the third chunk, between device 0's events; 4 in the first.
+        for i in 0..48u32 {
+            let device = match i {
+                5 => 4,
+                37 => 9,
+                _ => 0,
+            };
+            let e = IoEvent {
+                device,
+                ..ev(u64::from(i) * 1000, 0, 4096, Op::Read)
+            };
+            enc.push(&e, &mut bytes);
+        }
+        enc.finish(&mut bytes);
+        for chunk in [1, 7, bytes.len()] {
+            let got = decode(&bytes, chunk);
+            assert_eq!(got.events.len(), 48);
+            let names: Vec<&str> = got.header.devices.iter().map(|d| d.name.as_str()).collect();
+            assert_eq!(names.len(), 10, "{names:?}");
+            assert_eq!(names[9], "device9 (not named in the file)");
+            assert_eq!(names[4], "device4 (not named in the file)");
+        }
+    }
+
     #[test]
     fn a_header_too_large_for_one_chunk_moves_its_devices_into_devices_chunks() {
         let mut header = TraceHeader::new("csv");

@@ -443,6 +443,8 @@ pub(super) struct ChunkReader {
     len: u32,
     pid: u32,
     recent_pids: RecentPids,
+    /// The largest device index of the events decoded so far.
+    max_device: u32,
 }
 
 impl ChunkReader {
@@ -491,6 +493,11 @@ impl ChunkReader {
         self.time_unit_nanos = c.time_unit_nanos;
         self.latency_unit_nanos = c.latency_unit_nanos;
         Ok(())
+    }
+
+    /// The largest device index of the events decoded so far (0 before any).
+    pub(super) fn max_device(&self) -> u32 {
+        self.max_device
     }
 
     /// Events not yet decoded.
@@ -594,6 +601,7 @@ impl ChunkReader {
                             super::MAX_DEVICES
                         )
                     })?;
+                self.max_device = self.max_device.max(device);
             }
             let latency_nanos = if tag & TAG_LATENCY != 0 {
                 let v = latencies.next(payload);

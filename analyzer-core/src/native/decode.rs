@@ -221,8 +221,9 @@ impl NativeDecoder {
     fn decode_batch(&mut self, out: &mut Vec<IoEvent>) {
         let from = out.len();
         let batch = self.reader.read_batch(&self.payload, out, BATCH_EVENTS);
-        if let Some(max) = out[from..].iter().map(|e| e.device).max() {
-            self.devices_used = self.devices_used.max(max as usize + 1);
+        if out.len() > from {
+            let max = self.reader.max_device() as usize;
+            self.devices_used = self.devices_used.max(max + 1);
             pad_devices(&mut self.header, self.devices_used);
         }
         if let Err(why) = batch {
