@@ -353,11 +353,12 @@ impl Column {
             let stops = !word & 0x8080_8080_8080_8080;
             if stops != 0 {
                 // The first byte without a continuation bit ends the value: keep the bits up to
-                // its top bit (`stops ^ (stops - 1)`: all ones through the lowest set bit), drop
-                // the continuation bits, then close the 7-bit groups up in three doubling steps
-                // (pairs into 14 bits, fours into 28, the two halves into 56).
+                // its top bit (`stops ^ (stops - 1)`: all ones through the lowest set bit), then
+                // close the 7-bit groups up in three doubling steps (pairs into 14 bits, fours
+                // into 28, the two halves into 56). The first step's masks also drop the
+                // continuation bits.
                 self.pos += (stops.trailing_zeros() / 8 + 1) as usize;
-                let mut x = word & (stops ^ (stops - 1)) & 0x7f7f_7f7f_7f7f_7f7f;
+                let mut x = word & (stops ^ (stops - 1));
                 x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
                 x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
                 x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
