@@ -18,7 +18,9 @@
 //!
 //! Memory: the hash table holds at most `limit` keys, as before the leaves existed, and the
 //! leaves take at most `16 × limit` bytes, the table's own size at its limit (64 MiB for
-//! `stat`'s 4 Mi blocks: a bit for every block of 2 TiB of touched regions). When the table
+//! `stat`'s 4 Mi blocks: a bit for every block of 2 TiB of touched regions), and the index from a
+//! region to its leaf 64 KiB for each of the first 64 devices that has a leaf (4 MiB at most)
+//! plus a hash table of the leaves of other regions. When the table
 //! passes its limit even after a sweep (the leaf budget spent, or blocks too scattered for
 //! leaves), counting falls back to the spatial sampling it always used past the limit
 //! (fixed-size SHARDS over `mix64` of the key): every key held is fed to the sampler, whose
