@@ -25,6 +25,7 @@ pub mod engine;
 pub mod histogram;
 pub mod layout;
 pub mod md;
+pub mod md_bitmap;
 pub mod product_tier;
 pub mod profile;
 pub mod rng;
@@ -772,6 +773,40 @@ impl ArrayConfig {
                 }
             )),
             _ => a.push("parity layout left-symmetric; small writes pick read-modify-write or reconstruct-write by fewer reads (Linux md rule)".into()),
+        }
+        if let Some(md) = &c.md {
+            let cap = |d: u32| {
+                self.devices
+                    .get(d as usize)
+                    .map_or(0, |m| m.capacity_bytes())
+            };
+            match md_bitmap::BitmapExtent::of(&self.layout, md.bitmap, &cap) {
+                Some(e) => a.push(format!(
+                    "Linux md write-intent bitmap, internal: {} bits of {} MiB of {}{}; a write whose chunk's bit is clear sets it, and writes wait for the next unplug, which writes the dirty bitmap pages to every member (near its start) and waits for them{}; the daemon clears a chunk 10–15 s after its last write (passes every 5 s) (docs/model.md, \"The write-intent bitmap\")",
+                    e.covered_bytes.div_ceil(e.chunk_bytes),
+                    e.chunk_bytes >> 20,
+                    if e.stripes.is_some() { "each member" } else { "the array" },
+                    if md.bitmap == md_bitmap::MdBitmapSetting::Auto {
+                        " (mdadm's default on members over 100 GiB; --md-bitmap none for an array without)"
+                    } else {
+                        ""
+                    },
+                    if e.stripes.is_some() { ", raid5d handling no stripe meanwhile" } else { "" },
+                )),
+                None if !matches!(self.layout.level, Level::Raid0 | Level::Concat)
+                    || self.layout.members.iter().any(|m| matches!(m, Member::Node(_))) =>
+                {
+                    a.push(
+                        if md.bitmap == md_bitmap::MdBitmapSetting::None {
+                            "Linux md: no write-intent bitmap (--md-bitmap none)"
+                        } else {
+                            "Linux md: no write-intent bitmap (mdadm adds one by default only on members over 100 GiB; --md-bitmap internal models one)"
+                        }
+                        .into(),
+                    )
+                }
+                None => {}
+            }
         }
         fn mirrored(n: &Node) -> bool {
             matches!(n.level, Level::Raid1 | Level::Raid10)

@@ -169,7 +169,12 @@ fn check_dm_cache(dir: &Path, lab: &Value) -> Vec<String> {
 /// gather the bios in flight until md's thread takes them.
 fn check_md(dir: &Path, lab: &Value) -> Vec<String> {
     let mut failures = check_md_with(dir, lab, &["--md-members"], "");
-    failures.extend(check_md_with(dir, lab, &["--disk", "nvme"], "timing "));
+    failures.extend(check_md_with(
+        dir,
+        lab,
+        &["--disk", "nvme", "--md-bitmap", "none"],
+        "timing ",
+    ));
     failures
 }
 

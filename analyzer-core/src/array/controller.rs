@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::md_bitmap::MdBitmapSetting;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ControllerModel {
@@ -87,6 +89,9 @@ pub struct MdSettings {
     /// XOR or P+Q); `None`: from [`MD_XOR_BYTES_PER_SEC`] and, for RAID 6,
     /// [`MD_PQ_BYTES_PER_SEC`].
     pub page_cost_nanos: Option<f64>,
+    /// md's write-intent bitmap (RAID 1/5/6/10): by default what mdadm creates, an internal
+    /// bitmap of 64 MiB chunks on members over 100 GiB ([`MdBitmapSetting`]).
+    pub bitmap: MdBitmapSetting,
 }
 
 impl MdSettings {
@@ -113,6 +118,7 @@ impl Default for MdSettings {
             group_thread_cnt: 0,
             stripe_cost_nanos: MD_STRIPE_COST_NANOS,
             page_cost_nanos: None,
+            bitmap: MdBitmapSetting::Auto,
         }
     }
 }
@@ -140,6 +146,18 @@ impl ControllerModel {
     pub fn software() -> ControllerModel {
         ControllerModel {
             md: Some(MdSettings::default()),
+            ..ControllerModel::default()
+        }
+    }
+
+    /// Linux md without a write-intent bitmap (`mdadm --bitmap=none`), as the lab's arrays
+    /// and md's stripe model ([`crate::array::md`]) have.
+    pub fn software_without_bitmap() -> ControllerModel {
+        ControllerModel {
+            md: Some(MdSettings {
+                bitmap: MdBitmapSetting::None,
+                ..MdSettings::default()
+            }),
             ..ControllerModel::default()
         }
     }

@@ -42,7 +42,7 @@ impl Level {
         }
     }
 
-    fn parity_members(self) -> usize {
+    pub(crate) fn parity_members(self) -> usize {
         match self {
             Level::Raid5 => 1,
             Level::Raid6 => 2,

@@ -29,6 +29,7 @@ use crate::array::controller_preset::ControllerPreset;
 use crate::array::device::DeviceModel;
 use crate::array::layout::Level;
 use crate::array::md::Raid10Layout;
+use crate::array::md_bitmap::MdBitmapSetting;
 use crate::array::spec::preset_device;
 use crate::array::{
     cache_warmup_requests, run_synthetic, sweep_depths, AccessSpec, ArrayConfig, CacheAccess,
@@ -121,6 +122,10 @@ pub struct ControllerSettings {
     /// (what md's `n2` places the same way) and any other count md's `n2`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md_raid10_layout: Option<String>,
+    /// Linux md RAID 1/5/6/10: the write-intent bitmap, `auto` (mdadm's default: internal,
+    /// 64 MiB chunks, on members over 100 GiB), `none`, `internal` or a bitmap chunk size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md_bitmap: Option<String>,
 }
 
 /// One layout.
@@ -264,7 +269,8 @@ impl ArrayParams {
         let md_given = c.md_stripe_cache_size.is_some()
             || c.md_group_thread_cnt.is_some()
             || c.md_stripe_cost_nanos.is_some()
-            || c.md_page_cost_nanos.is_some();
+            || c.md_page_cost_nanos.is_some()
+            || c.md_bitmap.is_some();
         match &mut cfg.controller.md {
             Some(md) => {
                 if let Some(n) = c.md_stripe_cache_size {
@@ -303,11 +309,15 @@ impl ArrayParams {
                     }
                     md.page_cost_nanos = Some(ns);
                 }
+                if let Some(b) = &c.md_bitmap {
+                    md.bitmap = MdBitmapSetting::parse(b)
+                        .map_err(|why| JobError::invalid(format!("md bitmap {b:?}"), why))?;
+                }
             }
             None if md_given => {
                 return Err(JobError::invalid(
                     "md settings",
-                    "stripe_cache_size, group_thread_cnt and the stripe and page costs apply to Linux md, not to a hardware controller",
+                    "stripe_cache_size, group_thread_cnt, the stripe and page costs and the write-intent bitmap apply to Linux md, not to a hardware controller",
                 ))
             }
             None if cfg.layout.level == Level::Raid10 => {

@@ -170,6 +170,16 @@ pub struct Args {
     /// 6.8us models the 2016 Atom server of docs/model.md).
     #[arg(long = "md-page-cost", value_name = "DURATION")]
     pub md_page_cost: Option<String>,
+    /// Linux md RAID 1/5/6/10: the write-intent bitmap: auto (default: what mdadm creates,
+    /// an internal bitmap of 64 MiB chunks on members over 100 GiB), none, internal, or a
+    /// bitmap chunk size (mdadm's --bitmap-chunk, e.g. 128MiB). Timing only: --md-members
+    /// counts without a bitmap.
+    #[arg(
+        long = "md-bitmap",
+        value_name = "auto|none|internal|CHUNK",
+        conflicts_with = "md_members"
+    )]
+    pub md_bitmap: Option<String>,
     /// Only the requests from START to END after the trace's first request (`10s..70s`), as
     /// the web app's brushed time window.
     #[arg(long, value_name = "START..END")]
@@ -274,6 +284,7 @@ pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
             md_stripe_cache_size: args.stripe_cache_size,
             md_group_thread_cnt: args.group_thread_cnt,
             md_raid10_layout: args.raid10_layout.clone(),
+            md_bitmap: args.md_bitmap.clone(),
             md_stripe_cost_nanos: args
                 .md_stripe_cost
                 .as_deref()

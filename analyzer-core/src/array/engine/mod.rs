@@ -8,6 +8,7 @@
 //! free), an open-loop driver calls [`Engine::submit_at`] with the request's time. Both end with
 //! [`Engine::finish`].
 
+mod bitmap;
 mod controller_state;
 mod disk;
 mod raid5d;
@@ -21,6 +22,7 @@ use super::device::{DeviceModel, Placement};
 use super::histogram::Histogram;
 use super::layout::{DiskOp, Level, Member, Node, ReadBalance};
 
+use bitmap::BitmapTiming;
 use disk::{timing_of, Disk, InDisk, Timing, View};
 use raid5d::MdTiming;
 pub use results::{DiskUse, Latency, RunResult, Tier};
@@ -62,6 +64,9 @@ enum Kind {
     /// One pass of md's stripe state machine: the member I/O of a stripe head or a batch of
     /// them; `waiters` are the requests whose pages it writes.
     MdStripe,
+    /// md's write-intent bitmap pages written to every member: an unplug, whose `waiters`
+    /// go on when it is done, or the bitmap daemon's write.
+    MdBitmap,
 }
 
 struct Req {
@@ -80,6 +85,8 @@ struct Req {
     /// (`md_deferred`), and the stripe passes it still waits for (`md_wait`).
     md_deferred: bool,
     md_wait: u32,
+    /// A write that marked its chunks in md's write-intent bitmap and has not ended yet.
+    bitmap_started: bool,
     /// Admitted while measuring: the member I/O done on its behalf counts in the window.
     measured: bool,
 }
@@ -129,6 +136,7 @@ pub struct Engine {
     backend_ops: u64,
     throttled: u64,
     md: Option<MdTiming>,
+    bitmap: Option<BitmapTiming>,
 }
 
 const EV_DISK_DONE: u8 = 0;
@@ -137,6 +145,8 @@ const EV_REQ_START: u8 = 2;
 /// md's threads look at the handle list (after every other event of the same instant, so
 /// that requests issued at that instant join their stripe heads first).
 const EV_MD_PICK: u8 = 3;
+/// A pass of md's bitmap daemon.
+const EV_MD_BITMAP: u8 = 4;
 
 /// Bytes of one full stripe of the top node (the destage and read-ahead unit).
 pub fn stripe_bytes(node: &Node) -> u64 {
@@ -203,6 +213,10 @@ impl Engine {
             .md
             .as_ref()
             .and_then(|s| MdTiming::for_layout(&layout, s));
+        let bitmap = controller.md.as_ref().and_then(|s| {
+            let cap = |d: u32| capacities.get(d as usize).copied().unwrap_or(0);
+            BitmapTiming::for_layout(&layout, s.bitmap, &cap)
+        });
         Engine {
             now: 0,
             heap: BinaryHeap::new(),
@@ -245,6 +259,7 @@ impl Engine {
             backend_ops: 0,
             throttled: 0,
             md,
+            bitmap,
         }
     }
 
@@ -330,6 +345,7 @@ impl Engine {
             done: false,
             md_deferred: false,
             md_wait: 0,
+            bitmap_started: false,
             measured: self.measuring,
         };
         if let Some(id) = self.free_reqs.pop() {
@@ -339,6 +355,24 @@ impl Engine {
             self.reqs.push(req);
             (self.reqs.len() - 1) as u32
         }
+    }
+
+    /// An md-internal request (a stripe pass, a bitmap write) with its member commands and the
+    /// requests waiting for it.
+    fn alloc_internal(&mut self, kind: Kind, ops: Vec<DiskOp>, waiters: Vec<u32>) -> u32 {
+        let io = HostIo {
+            offset_bytes: 0,
+            len_bytes: 0,
+            write: true,
+            target: Target::Array,
+            host_bytes: 0,
+        };
+        let id = self.alloc_req(kind, io);
+        let r = &mut self.reqs[id as usize];
+        let pooled = std::mem::replace(&mut r.ops, ops);
+        self.op_pool.push(pooled);
+        r.waiters = waiters;
+        id
     }
 
     fn free_req(&mut self, id: u32) {
@@ -383,6 +417,9 @@ impl Engine {
 
     /// Passes the controller's ceilings, then expands the request onto the disks.
     fn admit(&mut self, id: u32) {
+        if self.bitmap_gate(id) {
+            return;
+        }
         let io = self.reqs[id as usize].io;
         let ctrl = &self.controller;
         let now = self.now as f64;
@@ -544,6 +581,7 @@ impl Engine {
             }
             EV_REQ_START => self.start_phase(id),
             EV_MD_PICK => self.md_pick(),
+            EV_MD_BITMAP => self.bitmap_pass(),
             _ => self.finish_host(id),
         }
         true
@@ -551,6 +589,7 @@ impl Engine {
 
     /// All member commands of the request are done.
     fn request_done(&mut self, id: u32) {
+        self.bitmap_end_write(id);
         match self.reqs[id as usize].kind {
             Kind::Host { .. } => self.complete_after_overhead(id),
             Kind::Background => self.free_req(id),
@@ -563,6 +602,7 @@ impl Engine {
                 self.pump_destage();
             }
             Kind::MdStripe => self.md_pass_done(id),
+            Kind::MdBitmap => self.bitmap_write_done(id),
             Kind::Prefetch => {
                 if self.ra_inflight == Some(id) {
                     self.ra_inflight = None;
@@ -729,7 +769,12 @@ mod tests {
         use crate::array::md::{simulate_md, MdConfig, MdLevel};
         let model = DiskPreset::Nvme.model();
         let layout = Node::over_disks(Level::Raid5, 64 << 10, 0, 5);
-        let mut e = Engine::new(&vec![model; 5], layout, ControllerModel::software(), None);
+        let mut e = Engine::new(
+            &vec![model; 5],
+            layout,
+            ControllerModel::software_without_bitmap(),
+            None,
+        );
         // Small, partial-stripe, full-stripe and repeated writes, and reads, in one stream.
         let mut events = Vec::new();
         let mut x = 12345u64;

@@ -16,7 +16,7 @@
 use std::cmp::Reverse;
 use std::collections::VecDeque;
 
-use super::{Engine, HostIo, Kind, Target, EV_MD_PICK, EV_REQ_START};
+use super::{Engine, HostIo, Kind, EV_MD_PICK, EV_REQ_START};
 use crate::array::controller::MdSettings;
 use crate::array::layout::{DiskOp, Level, Member, Node, MAX_COMMAND_BYTES};
 use crate::array::md::{MdConfig, MdLevel, MdModel, MdOp};
@@ -228,7 +228,7 @@ impl Engine {
 
     /// Makes sure a thread will look at the handle list: now if one is free, else when the
     /// first one is.
-    fn md_schedule_pick(&mut self) {
+    pub(super) fn md_schedule_pick(&mut self) {
         let now = self.now as f64;
         let Some(md) = self.md.as_mut() else {
             return;
@@ -237,6 +237,10 @@ impl Engine {
             return;
         }
         let (_, free) = md.first_free_thread();
+        if !free.is_finite() {
+            // raid5d is writing the bitmap (and has no workers): the unplug's end schedules.
+            return;
+        }
         md.pick_scheduled = true;
         let t = free.max(now).ceil() as u64;
         self.heap.push(Reverse((t, EV_MD_PICK, 0)));
@@ -337,20 +341,7 @@ impl Engine {
             let lanes = u64::from(disks.get(d as usize).map_or(1, |x| x.parallelism).max(1));
             bytes.div_ceil(lanes).div_ceil(4096) * 4096
         });
-        let id = self.alloc_req(
-            Kind::MdStripe,
-            HostIo {
-                offset_bytes: 0,
-                len_bytes: 0,
-                write: true,
-                target: Target::Array,
-                host_bytes: 0,
-            },
-        );
-        let r = &mut self.reqs[id as usize];
-        let pooled = std::mem::replace(&mut r.ops, ops);
-        self.op_pool.push(pooled);
-        r.waiters = waiters;
+        let id = self.alloc_internal(Kind::MdStripe, ops, waiters);
         self.heap
             .push(Reverse((done.ceil() as u64, EV_REQ_START, id)));
     }
@@ -387,6 +378,7 @@ mod tests {
     use super::*;
     use crate::array::controller::ControllerModel;
     use crate::array::device::DiskPreset;
+    use crate::array::engine::Target;
     use crate::array::md::simulate_md;
 
     fn io(offset_bytes: u64, len_bytes: u32, write: bool) -> HostIo {
@@ -405,7 +397,7 @@ mod tests {
         Engine::new(
             &vec![model; disks as usize],
             layout,
-            ControllerModel::software(),
+            ControllerModel::software_without_bitmap(),
             None,
         )
     }
@@ -449,7 +441,7 @@ mod tests {
         // next seven (which arrive while it is busy) gather: the second half of head 0 is a
         // new pass, and heads 1..=3 become full stripes before the thread reaches them (each
         // its own chunk row with 4 KiB chunks, so no batch).
-        let mut ctrl = ControllerModel::software();
+        let mut ctrl = ControllerModel::software_without_bitmap();
         if let Some(md) = &mut ctrl.md {
             md.stripe_cost_nanos = 1e6;
             md.page_cost_nanos = Some(0.0);

@@ -77,6 +77,27 @@ pub struct RunResult {
     pub throttled_requests: u64,
     /// The resource that limits throughput, in words.
     pub bottleneck: String,
+    /// Linux md's write-intent bitmap, when the array has one (software RAID 1/5/6/10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md_bitmap: Option<BitmapUse>,
+}
+
+/// What md's write-intent bitmap cost during the window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BitmapUse {
+    /// Bitmap chunk (bytes of a member for RAID 5/6, of the array for RAID 1/10) and bits.
+    pub chunk_bytes: u64,
+    pub chunks: u64,
+    /// Unplugs that wrote bitmap pages (each held the writes waiting for it), and daemon
+    /// passes that wrote pages of cleared bits.
+    pub unplug_writes: u64,
+    pub daemon_writes: u64,
+    /// Bitmap page writes sent to the members (every page to every member), included in the
+    /// members' `writes`.
+    pub member_writes: u64,
+    /// Share of the window during which an unplug was writing (writes to the array waiting;
+    /// for RAID 5/6 `raid5d` too).
+    pub unplug_busy: f64,
 }
 
 impl Engine {
@@ -104,6 +125,10 @@ impl Engine {
         if let Some(md) = &mut self.md {
             md.busy_nanos = 0.0;
             md.heads = 0;
+        }
+        let now = self.now;
+        if let Some(b) = &mut self.bitmap {
+            b.restart_window(now);
         }
     }
 
@@ -159,6 +184,17 @@ impl Engine {
             ),
             None => (0, 0.0),
         };
+        let md_bitmap = self.bitmap.as_ref().map(|b| {
+            let (chunk_bytes, chunks) = b.describe();
+            BitmapUse {
+                chunk_bytes,
+                chunks,
+                unplug_writes: b.unplug_writes,
+                daemon_writes: b.daemon_writes,
+                member_writes: b.page_writes,
+                unplug_busy: (b.unplug_busy_nanos(end) / elapsed as f64).min(1.0),
+            }
+        });
         let bottleneck = name_bottleneck(
             &disks,
             controller_utilisation,
@@ -166,6 +202,7 @@ impl Engine {
             self.md
                 .as_ref()
                 .map(|m| (raid5d_utilisation, m.threads_free_at_nanos.len())),
+            md_bitmap.as_ref().map(|b| b.unplug_busy),
             &self.controller,
         );
         RunResult {
@@ -185,6 +222,7 @@ impl Engine {
             backend_requests: self.backend_ops,
             throttled_requests: self.throttled,
             bottleneck,
+            md_bitmap,
         }
     }
 }
@@ -194,6 +232,7 @@ pub(super) fn name_bottleneck(
     ctrl: f64,
     parity: f64,
     raid5d: Option<(f64, usize)>,
+    bitmap_unplugs: Option<f64>,
     c: &ControllerModel,
 ) -> String {
     const BUSY: f64 = 0.85;
@@ -238,6 +277,12 @@ pub(super) fn name_bottleneck(
             } else {
                 "raid5d and its group_thread_cnt workers (md stripe handling)"
             },
+        ));
+    }
+    if let Some(u) = bitmap_unplugs {
+        candidates.push((
+            u,
+            "md's write-intent bitmap (writes wait for its page writes; a larger bitmap chunk or none lifts it)",
         ));
     }
     let (u, what) = candidates

@@ -1,0 +1,417 @@
+//! md's write-intent bitmap in the timing engine ([`crate::array::md_bitmap`] has the
+//! bitmap's own rules). A write to the array passes the bitmap first: it marks its chunks,
+//! and waits for the next unplug, which writes the dirty bitmap pages to every member and
+//! waits for them before the writes it holds go on. Unplugs follow one another: a write
+//! arriving while one is writing waits for the next, which starts when that one ends and
+//! writes whatever was dirtied meanwhile. RAID 5/6 writes all wait for it (their stripes sit
+//! on `raid5d`'s bitmap list until its next unplug) and `raid5d` itself handles no stripe
+//! while it writes; a RAID 1/10 write that set no bit goes on at once unless a page is dirty.
+//! The daemon's passes every `daemon_sleep` clear idle chunks and write those pages in the
+//! background.
+
+use std::cmp::Reverse;
+
+use super::{Engine, HostIo, Kind, Target, EV_MD_BITMAP};
+use crate::array::layout::{DiskOp, Member, Node};
+use crate::array::md_bitmap::{
+    Bitmap, BitmapExtent, MdBitmapSetting, BITMAP_OFFSET_BYTES, DEFAULT_DAEMON_SLEEP_NANOS,
+};
+
+pub(super) struct BitmapTiming {
+    bitmap: Bitmap,
+    extent: BitmapExtent,
+    /// Every member disk: each holds a copy of the bitmap.
+    members: Vec<u32>,
+    /// RAID 5/6: every write waits for the next unplug and `raid5d` waits with it.
+    raid5: bool,
+    /// The unplug writing now (its internal request) and the writes waiting for it.
+    unplug: Option<u32>,
+    next_waiters: Vec<u32>,
+    /// `raid5d`'s own free time when the unplug started.
+    raid5d_free_at_nanos: f64,
+    pass_scheduled: bool,
+    last_pass_nanos: u64,
+    pages: Vec<u64>,
+    /// During the measurement window: unplugs that wrote pages, daemon passes that wrote
+    /// pages, and the bitmap's page writes per member.
+    pub(super) unplug_writes: u64,
+    pub(super) daemon_writes: u64,
+    pub(super) page_writes: u64,
+    /// Time an unplug was writing during the window, and when the one writing now started
+    /// (or the window did, if later).
+    busy_nanos: u64,
+    busy_since_nanos: u64,
+}
+
+impl BitmapTiming {
+    /// The bitmap of a software array, when `setting` gives it one and md would keep one
+    /// ([`BitmapExtent::of`]).
+    pub(super) fn for_layout(
+        node: &Node,
+        setting: MdBitmapSetting,
+        capacity: &dyn Fn(u32) -> u64,
+    ) -> Option<BitmapTiming> {
+        let extent = BitmapExtent::of(node, setting, capacity)?;
+        let mut members = Vec::new();
+        node.disks(&mut members);
+        // md writes the bitmap to the members it still has.
+        if node.members.iter().all(|m| matches!(m, Member::Disk(_))) {
+            members = members
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| !node.failed.contains(i))
+                .map(|(_, d)| d)
+                .collect();
+        }
+        Some(BitmapTiming {
+            bitmap: Bitmap::new(extent.chunk_bytes, extent.covered_bytes),
+            extent,
+            members,
+            raid5: extent.stripes.is_some(),
+            unplug: None,
+            next_waiters: Vec::new(),
+            raid5d_free_at_nanos: 0.0,
+            pass_scheduled: false,
+            last_pass_nanos: 0,
+            pages: Vec::new(),
+            unplug_writes: 0,
+            daemon_writes: 0,
+            page_writes: 0,
+            busy_nanos: 0,
+            busy_since_nanos: 0,
+        })
+    }
+
+    /// The bitmap chunks a write of `io` covers.
+    fn chunks_of(&self, io: &HostIo) -> (u64, u64) {
+        let (start, end) = self
+            .extent
+            .covered_range(io.offset_bytes, u64::from(io.len_bytes));
+        self.bitmap.chunk_range(start, end)
+    }
+
+    /// A new measurement window starts at `now`.
+    pub(super) fn restart_window(&mut self, now: u64) {
+        self.unplug_writes = 0;
+        self.daemon_writes = 0;
+        self.page_writes = 0;
+        self.busy_nanos = 0;
+        self.busy_since_nanos = now;
+    }
+
+    /// Time an unplug was writing, from the window's start to `end`.
+    pub(super) fn unplug_busy_nanos(&self, end: u64) -> f64 {
+        let open = if self.unplug.is_some() {
+            end.saturating_sub(self.busy_since_nanos)
+        } else {
+            0
+        };
+        (self.busy_nanos + open) as f64
+    }
+
+    /// Bitmap chunk size and bits, for the result's description.
+    pub(super) fn describe(&self) -> (u64, u64) {
+        (self.bitmap.chunk_bytes(), self.bitmap.chunks())
+    }
+}
+
+impl Engine {
+    /// Whether request `id` is a write md's bitmap must see.
+    fn bitmap_applies(&self, id: u32) -> bool {
+        let r = &self.reqs[id as usize];
+        self.bitmap.is_some()
+            && r.io.write
+            && r.io.target == Target::Array
+            && !matches!(r.kind, Kind::MdStripe | Kind::MdBitmap)
+    }
+
+    /// The bitmap's part of admitting request `id`: marks its chunks and, when it has to wait
+    /// for an unplug, parks it (true); [`Engine::admit`] runs again when the unplug is done.
+    pub(super) fn bitmap_gate(&mut self, id: u32) -> bool {
+        if self.reqs[id as usize].bitmap_started || !self.bitmap_applies(id) {
+            return false;
+        }
+        self.reqs[id as usize].bitmap_started = true;
+        let io = self.reqs[id as usize].io;
+        let Some(b) = self.bitmap.as_mut() else {
+            return false;
+        };
+        let (first, last) = b.chunks_of(&io);
+        b.bitmap.start_write(first, last);
+        if b.unplug.is_some() {
+            if b.raid5 || b.bitmap.has_dirty() {
+                b.next_waiters.push(id);
+                return true;
+            }
+            return false;
+        }
+        b.bitmap.take_unplug(&mut b.pages);
+        if b.pages.is_empty() {
+            return false;
+        }
+        self.bitmap_write(vec![id], true);
+        true
+    }
+
+    /// Issues the bitmap's page writes (`b.pages`) to every member: an unplug holding
+    /// `waiters`, or (`unplug` false) the daemon's background write.
+    fn bitmap_write(&mut self, waiters: Vec<u32>, unplug: bool) {
+        let measuring = self.measuring;
+        let Some(b) = self.bitmap.as_mut() else {
+            return;
+        };
+        let mut ops = self.op_pool.pop().unwrap_or_default();
+        ops.clear();
+        for &disk in &b.members {
+            for &p in &b.pages {
+                ops.push(DiskOp {
+                    disk,
+                    offset_bytes: BITMAP_OFFSET_BYTES + p * 4096,
+                    len_bytes: b.bitmap.page_write_bytes(p),
+                    write: true,
+                    phase: 0,
+                });
+            }
+        }
+        if measuring {
+            b.page_writes += ops.len() as u64;
+            if unplug {
+                b.unplug_writes += 1;
+            } else {
+                b.daemon_writes += 1;
+            }
+            for o in &ops {
+                self.disks[o.disk as usize].count(true, o.len_bytes);
+            }
+        }
+        let id = self.alloc_internal(Kind::MdBitmap, ops, waiters);
+        if unplug {
+            let Some(b) = self.bitmap.as_mut() else {
+                return;
+            };
+            b.unplug = Some(id);
+            b.busy_since_nanos = self.now;
+            if b.raid5 {
+                // raid5d writes the bitmap itself and handles no stripe until it is on disk.
+                if let Some(md) = self.md.as_mut() {
+                    b.raid5d_free_at_nanos = md.threads_free_at_nanos[0];
+                    md.threads_free_at_nanos[0] = f64::INFINITY;
+                }
+            }
+        }
+        self.start_phase(id);
+    }
+
+    /// A bitmap write is on every member: an unplug's writes go on, and the next unplug
+    /// starts at once for the writes that arrived meanwhile.
+    pub(super) fn bitmap_write_done(&mut self, id: u32) {
+        let waiters = std::mem::take(&mut self.reqs[id as usize].waiters);
+        self.free_req(id);
+        let now = self.now as f64;
+        let Some(b) = self.bitmap.as_mut() else {
+            return;
+        };
+        if b.unplug != Some(id) {
+            return;
+        }
+        b.unplug = None;
+        if self.measuring {
+            b.busy_nanos += self.now.saturating_sub(b.busy_since_nanos);
+        }
+        if b.raid5 {
+            if let Some(md) = self.md.as_mut() {
+                md.threads_free_at_nanos[0] = b.raid5d_free_at_nanos.max(now);
+            }
+        }
+        let next = std::mem::take(&mut b.next_waiters);
+        let mut go_on = Vec::new();
+        if !next.is_empty() {
+            b.bitmap.take_unplug(&mut b.pages);
+            if b.pages.is_empty() {
+                go_on = next;
+            } else {
+                self.bitmap_write(next, true);
+            }
+        }
+        for w in waiters.into_iter().chain(go_on) {
+            self.admit(w);
+        }
+        self.md_schedule_pick();
+    }
+
+    /// A write that passed the bitmap has completed: its chunks count down, and the daemon
+    /// wakes if it was asleep.
+    pub(super) fn bitmap_end_write(&mut self, id: u32) {
+        if !std::mem::take(&mut self.reqs[id as usize].bitmap_started) {
+            return;
+        }
+        let io = self.reqs[id as usize].io;
+        let now = self.now;
+        let Some(b) = self.bitmap.as_mut() else {
+            return;
+        };
+        let (first, last) = b.chunks_of(&io);
+        b.bitmap.end_write(first, last);
+        if !b.pass_scheduled && !b.bitmap.all_clean() {
+            b.pass_scheduled = true;
+            let t = now.max(b.last_pass_nanos + DEFAULT_DAEMON_SLEEP_NANOS);
+            self.heap.push(Reverse((t, EV_MD_BITMAP, 0)));
+        }
+    }
+
+    /// One pass of the bitmap daemon.
+    pub(super) fn bitmap_pass(&mut self) {
+        let now = self.now;
+        let Some(b) = self.bitmap.as_mut() else {
+            return;
+        };
+        b.pass_scheduled = false;
+        b.last_pass_nanos = now;
+        b.bitmap.daemon_pass(&mut b.pages);
+        let write = !b.pages.is_empty();
+        if !b.bitmap.all_clean() {
+            b.pass_scheduled = true;
+            self.heap
+                .push(Reverse((now + DEFAULT_DAEMON_SLEEP_NANOS, EV_MD_BITMAP, 0)));
+        }
+        if write {
+            self.bitmap_write(Vec::new(), false);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::RunResult;
+    use super::*;
+    use crate::array::controller::{ControllerModel, MdSettings};
+    use crate::array::device::{DeviceModel, DiskPreset, SsdTiming};
+    use crate::array::layout::Level;
+
+    const CHUNK: u64 = 64 << 20;
+
+    fn write(offset_bytes: u64) -> HostIo {
+        HostIo {
+            offset_bytes,
+            len_bytes: 4096,
+            write: true,
+            target: Target::Array,
+            host_bytes: 4096,
+        }
+    }
+
+    fn software(bitmap: MdBitmapSetting) -> ControllerModel {
+        let mut c = ControllerModel::software();
+        c.md = Some(MdSettings {
+            bitmap,
+            ..MdSettings::default()
+        });
+        c
+    }
+
+    /// A RAID `level` of `n` SATA SSDs with `bitmap`, an SSD's 4 KiB write time and the
+    /// time of its write of the bitmap's (one) page.
+    fn array(level: Level, n: u32, bitmap: MdBitmapSetting) -> (Engine, f64, f64) {
+        let model = DiskPreset::SataSsd.model();
+        let DeviceModel::Ssd(s) = &model else {
+            panic!("ssd")
+        };
+        let timing = SsdTiming::new(s);
+        let layout = Node::over_disks(level, 65536, 0, n);
+        let page = Bitmap::new(CHUNK, s.capacity_bytes).page_write_bytes(0);
+        let e = Engine::new(
+            &vec![model.clone(); n as usize],
+            layout,
+            software(bitmap),
+            None,
+        );
+        (
+            e,
+            timing.service_nanos(4096, true),
+            timing.service_nanos(page, true),
+        )
+    }
+
+    fn member_writes(r: &RunResult) -> u64 {
+        r.disks.iter().map(|d| d.writes).sum()
+    }
+
+    const INTERNAL: MdBitmapSetting = MdBitmapSetting::Internal { chunk_bytes: CHUNK };
+
+    #[test]
+    fn a_write_to_a_clean_chunk_waits_for_the_bitmap_page_on_every_member() {
+        let (mut e, service, page) = array(Level::Raid1, 2, INTERNAL);
+        e.submit_at(0, write(0));
+        let r = e.finish();
+        let b = r.md_bitmap.as_ref().expect("bitmap");
+        assert_eq!((b.unplug_writes, b.member_writes), (1, 2));
+        assert_eq!(member_writes(&r), 4, "bitmap page and data on both members");
+        assert!(
+            (r.latency.mean_nanos - (page.ceil() + service.ceil())).abs() <= 2.0,
+            "{} vs {page} + {service}",
+            r.latency.mean_nanos
+        );
+        // Without a bitmap: the data alone.
+        let (mut e, service, _) = array(Level::Raid1, 2, MdBitmapSetting::None);
+        e.submit_at(0, write(0));
+        let r = e.finish();
+        assert!(r.md_bitmap.is_none());
+        assert_eq!(member_writes(&r), 2);
+        assert!((r.latency.mean_nanos - service).abs() <= 2.0);
+    }
+
+    #[test]
+    fn a_degraded_array_writes_the_bitmap_to_the_members_it_has() {
+        let model = DiskPreset::SataSsd.model();
+        let mut layout = Node::over_disks(Level::Raid1, 65536, 0, 2);
+        layout.failed = vec![1];
+        let mut e = Engine::new(&vec![model; 2], layout, software(INTERNAL), None);
+        e.submit_at(0, write(0));
+        let r = e.finish();
+        let b = r.md_bitmap.as_ref().expect("bitmap");
+        assert_eq!((b.unplug_writes, b.member_writes), (1, 1));
+        assert_eq!(r.disks[1].writes, 0);
+    }
+
+    #[test]
+    fn a_chunk_stays_set_while_written_and_is_cleared_by_the_daemon_after_it_idles() {
+        let (mut e, service, page) = array(Level::Raid1, 2, INTERNAL);
+        // Writes to one chunk every 4 s: set once.
+        for i in 0..5u64 {
+            e.submit_at(i * 4_000_000_000, write(i * 4096));
+        }
+        e.run_until(16_000_000_001);
+        // Then idle: passes at 20 s (2 -> 1), 25 s (cleared), 30 s (page written).
+        e.run_until(40_000_000_000);
+        e.submit_at(40_000_000_000, write(0));
+        let r = e.finish();
+        let b = r.md_bitmap.as_ref().expect("bitmap");
+        assert_eq!(b.unplug_writes, 2, "set at 0 s, set again at 40 s");
+        assert_eq!(b.daemon_writes, 1, "the clear");
+        assert_eq!(member_writes(&r), 2 * (6 + 3));
+        // The last write paid for the bit again.
+        assert!(r.latency.p99_nanos as f64 >= (page + service) * 0.97);
+        assert!(r.latency.p50_nanos as f64 <= service * 1.03);
+    }
+
+    #[test]
+    fn raid5_writes_arriving_during_an_unplug_wait_for_the_next_one() {
+        let (mut e, service, page) = array(Level::Raid5, 4, INTERNAL);
+        // Chunk 0 (member offsets 0..64 MiB), then chunk 1 (a stripe row of 192 KiB holds 64
+        // KiB of each member: member offset 64 MiB is row 1024).
+        e.submit_at(0, write(0));
+        e.submit_at(1, write(1024 * 3 * 65536));
+        // A write to chunk 0 again, while the first unplug writes: it waits for the second.
+        e.submit_at(2, write(8192));
+        let r = e.finish();
+        let b = r.md_bitmap.as_ref().expect("bitmap");
+        assert_eq!(b.unplug_writes, 2);
+        assert_eq!(b.member_writes, 8);
+        // The third waited for both unplugs; every write then read and wrote its stripe.
+        assert!(
+            r.latency.mean_nanos > page + service,
+            "{}",
+            r.latency.mean_nanos
+        );
+    }
+}
