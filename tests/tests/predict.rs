@@ -2228,3 +2228,68 @@ fn issue_10_md_bitmap_writes_match_the_kernel_on_lab_bios() {
     }
     assert_eq!(levels.into_iter().collect::<Vec<_>>(), vec![1, 5, 6, 10]);
 }
+
+/// Issue 10: mdadm gives an array of members over 100 GiB an internal bitmap by default, and
+/// `predict` says so and what it cost; `--md-bitmap none` takes it away, and on small members
+/// there is none unless asked for.
+#[test]
+fn issue_10_md_bitmap_is_mdadms_default_and_stated() {
+    let output = |disk: &str, bitmap: &str| {
+        run_blocksight([
+            "predict",
+            "--profile",
+            "4k-random-write",
+            "--layout",
+            "raid5",
+            "--disks",
+            "4",
+            "--disk",
+            disk,
+            "--qd",
+            "8",
+            "--requests",
+            "3000",
+            "--md-bitmap",
+            bitmap,
+        ])
+    };
+    let run = |disk: &str, bitmap: &str| {
+        let out = output(disk, bitmap);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    // sata-7k2: 2 TB members.
+    let auto = run("sata-7k2", "auto");
+    assert!(
+        auto.contains("md write-intent bitmap (64.0 MiB chunks)"),
+        "{auto}"
+    );
+    assert!(
+        auto.contains("mdadm's default on members over 100 GiB"),
+        "{auto}"
+    );
+    let none = run("sata-7k2", "none");
+    assert!(!none.contains("md write-intent bitmap ("), "{none}");
+    assert!(
+        none.contains("no write-intent bitmap (--md-bitmap none)"),
+        "{none}"
+    );
+    // sas-15k: 73 GB members, none by default; a chunk size asks for one.
+    let small = run("sas-15k", "auto");
+    assert!(!small.contains("md write-intent bitmap ("), "{small}");
+    assert!(small.contains("mdadm adds one by default only on members over 100 GiB"));
+    let asked = run("sas-15k", "128MiB");
+    assert!(
+        asked.contains("md write-intent bitmap (128 MiB chunks)")
+            || asked.contains("md write-intent bitmap (128.0 MiB chunks)"),
+        "{asked}"
+    );
+    let bad = output("nvme", "sometimes");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr)
+        .contains("expected auto, none, internal or a chunk size"));
+}

@@ -96,13 +96,12 @@ impl MdBitmapSetting {
             }
             _ => {}
         }
-        let chunk_bytes = crate::units::parse_size(size).map_err(|e| {
-            format!("md bitmap {t:?}: expected auto, none, internal or a chunk size ({e})")
-        })?;
+        let chunk_bytes = crate::units::parse_size(size)
+            .map_err(|e| format!("expected auto, none, internal or a chunk size ({e})"))?;
         if chunk_bytes < 4096 || !chunk_bytes.is_power_of_two() {
-            return Err(format!(
-                "md bitmap chunk {t:?}: a power of two of at least 4 KiB, as mdadm takes it"
-            ));
+            return Err(
+                "a bitmap chunk is a power of two of at least 4 KiB, as mdadm takes it".into(),
+            );
         }
         Ok(MdBitmapSetting::Internal { chunk_bytes })
     }

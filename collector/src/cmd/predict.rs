@@ -476,6 +476,18 @@ fn print_run(out: &mut impl Write, label: &str, r: &RunResult) -> std::io::Resul
             }
         )?;
     }
+    if let Some(b) = &r.md_bitmap {
+        writeln!(
+            out,
+            "{:<12} md write-intent bitmap ({} chunks): {} unplugs and {} daemon passes wrote pages, {} page writes to the members; an unplug writing {:.0}% of the time",
+            "",
+            bytes(b.chunk_bytes),
+            b.unplug_writes,
+            b.daemon_writes,
+            b.member_writes,
+            b.unplug_busy * 100.0
+        )?;
+    }
     writeln!(out, "{:<12} bottleneck: {}", "", r.bottleneck)?;
     Ok(())
 }

@@ -7,11 +7,27 @@
 //! on `raid5d`'s bitmap list until its next unplug) and `raid5d` itself handles no stripe
 //! while it writes; a RAID 1/10 write that set no bit goes on at once unless a page is dirty.
 //! The daemon's passes every `daemon_sleep` clear idle chunks and write those pages in the
-//! background.
+//! background. The daemon runs in md's thread, and only while that thread wakes: `raid5d`
+//! runs for every RAID 5/6 write, so there the passes follow one another every 5 s; RAID 1/10
+//! writes go to the members from the submitter, and md's thread (`raid1d`, `raid10d`) wakes
+//! for the bitmap only when the array turns clean or dirty (safe mode: no write for
+//! `safemode_delay`) or when its timer runs, which a pass arms only while it finds work. A
+//! pass that finds the bitmap clean lets the thread sleep, so under a steady stream of
+//! RAID 1/10 writes no chunk is cleared until the writes pause (found on the lab's
+//! `bm-r1-sparse`: md never cleared a bit during a 12 s job, and wrote the cleared bits 0.3 s
+//! and 5.3 s after it, at the safe-mode wake-up and the timer after it).
 
 use std::cmp::Reverse;
 
 use super::{Engine, HostIo, Kind, Target, EV_MD_BITMAP};
+
+/// md's `safemode_delay` default: the array is marked clean this long after its last write
+/// ends (md.rst "md/safe_mode_delay", 200 ms), which wakes md's thread, as the next write's
+/// marking it dirty does.
+const SAFEMODE_DELAY_NANOS: u64 = 200_000_000;
+/// `EV_MD_BITMAP` ids: a daemon pass, and the safe-mode timer.
+const EV_PASS: u32 = 0;
+const EV_SAFEMODE: u32 = 1;
 use crate::array::layout::{DiskOp, Member, Node};
 use crate::array::md_bitmap::{
     Bitmap, BitmapExtent, MdBitmapSetting, BITMAP_OFFSET_BYTES, DEFAULT_DAEMON_SLEEP_NANOS,
@@ -29,8 +45,13 @@ pub(super) struct BitmapTiming {
     next_waiters: Vec<u32>,
     /// `raid5d`'s own free time when the unplug started.
     raid5d_free_at_nanos: f64,
-    pass_scheduled: bool,
+    /// When the daemon's next pass is due (its event on the heap; others are stale).
+    next_pass_nanos: Option<u64>,
     last_pass_nanos: u64,
+    /// Writes past the bitmap and not yet ended, and since when none has been (the array is
+    /// clean `SAFEMODE_DELAY_NANOS` after).
+    in_flight: u32,
+    idle_since_nanos: Option<u64>,
     pages: Vec<u64>,
     /// During the measurement window: unplugs that wrote pages, daemon passes that wrote
     /// pages, and the bitmap's page writes per member.
@@ -71,8 +92,10 @@ impl BitmapTiming {
             unplug: None,
             next_waiters: Vec::new(),
             raid5d_free_at_nanos: 0.0,
-            pass_scheduled: false,
+            next_pass_nanos: None,
             last_pass_nanos: 0,
+            in_flight: 0,
+            idle_since_nanos: None,
             pages: Vec::new(),
             unplug_writes: 0,
             daemon_writes: 0,
@@ -138,6 +161,19 @@ impl Engine {
         };
         let (first, last) = b.chunks_of(&io);
         b.bitmap.start_write(first, last);
+        let now = self.now;
+        // The first write after the array turned clean (or at all) marks it dirty, which
+        // wakes md's thread.
+        let clean = b.in_flight == 0
+            && b.idle_since_nanos
+                .is_none_or(|t| now >= t + SAFEMODE_DELAY_NANOS);
+        b.in_flight += 1;
+        if clean && !b.raid5 {
+            self.bitmap_wake();
+        }
+        let Some(b) = self.bitmap.as_mut() else {
+            return false;
+        };
         if b.unplug.is_some() {
             if b.raid5 || b.bitmap.has_dirty() {
                 b.next_waiters.push(id);
@@ -252,10 +288,62 @@ impl Engine {
         };
         let (first, last) = b.chunks_of(&io);
         b.bitmap.end_write(first, last);
-        if !b.pass_scheduled && !b.bitmap.all_clean() {
-            b.pass_scheduled = true;
+        b.in_flight = b.in_flight.saturating_sub(1);
+        if b.in_flight == 0 {
+            b.idle_since_nanos = Some(now);
+            if !b.raid5 {
+                self.heap.push(Reverse((
+                    now + SAFEMODE_DELAY_NANOS,
+                    EV_MD_BITMAP,
+                    EV_SAFEMODE,
+                )));
+            }
+        }
+        let Some(b) = self.bitmap.as_mut() else {
+            return;
+        };
+        if b.raid5 && b.next_pass_nanos.is_none() && !b.bitmap.all_clean() {
+            // raid5d runs for every write: the pass comes as soon as 5 s have gone by.
             let t = now.max(b.last_pass_nanos + DEFAULT_DAEMON_SLEEP_NANOS);
-            self.heap.push(Reverse((t, EV_MD_BITMAP, 0)));
+            b.next_pass_nanos = Some(t);
+            self.heap.push(Reverse((t, EV_MD_BITMAP, EV_PASS)));
+        }
+    }
+
+    /// md's thread wakes (RAID 1/10: the array turned clean or dirty): the daemon passes now if
+    /// its period has gone by, and otherwise, with work left, arms the thread's timer for a
+    /// period from now (`md_bitmap_daemon_work` returning early still sets the timeout).
+    fn bitmap_wake(&mut self) {
+        let now = self.now;
+        let Some(b) = self.bitmap.as_mut() else {
+            return;
+        };
+        if now >= b.last_pass_nanos + DEFAULT_DAEMON_SLEEP_NANOS {
+            self.bitmap_pass();
+        } else if !b.bitmap.all_clean() && b.next_pass_nanos.is_none() {
+            let t = now + DEFAULT_DAEMON_SLEEP_NANOS;
+            b.next_pass_nanos = Some(t);
+            self.heap.push(Reverse((t, EV_MD_BITMAP, EV_PASS)));
+        }
+    }
+
+    /// An `EV_MD_BITMAP` event: a pass that is still due, or the safe-mode timer.
+    pub(super) fn bitmap_event(&mut self, id: u32) {
+        let now = self.now;
+        let Some(b) = self.bitmap.as_ref() else {
+            return;
+        };
+        match id {
+            EV_SAFEMODE => {
+                let idle = b.in_flight == 0
+                    && b.idle_since_nanos
+                        .is_some_and(|t| now >= t + SAFEMODE_DELAY_NANOS);
+                if idle {
+                    self.bitmap_wake();
+                }
+            }
+            _ if b.next_pass_nanos == Some(now) => self.bitmap_pass(),
+            _ => {}
         }
     }
 
@@ -265,14 +353,16 @@ impl Engine {
         let Some(b) = self.bitmap.as_mut() else {
             return;
         };
-        b.pass_scheduled = false;
         b.last_pass_nanos = now;
         b.bitmap.daemon_pass(&mut b.pages);
         let write = !b.pages.is_empty();
+        // With work left the thread's timer brings the next pass; a clean bitmap lets it
+        // sleep until something wakes it.
+        b.next_pass_nanos = None;
         if !b.bitmap.all_clean() {
-            b.pass_scheduled = true;
-            self.heap
-                .push(Reverse((now + DEFAULT_DAEMON_SLEEP_NANOS, EV_MD_BITMAP, 0)));
+            let t = now + DEFAULT_DAEMON_SLEEP_NANOS;
+            b.next_pass_nanos = Some(t);
+            self.heap.push(Reverse((t, EV_MD_BITMAP, EV_PASS)));
         }
         if write {
             self.bitmap_write(Vec::new(), false);
@@ -392,6 +482,40 @@ mod tests {
         // The last write paid for the bit again.
         assert!(r.latency.p99_nanos as f64 >= (page + service) * 0.97);
         assert!(r.latency.p50_nanos as f64 <= service * 1.03);
+    }
+
+    #[test]
+    fn raid1_clears_no_bit_under_a_steady_stream_but_raid5_does() {
+        // 300 chunks written once each, 50 ms apart (15 s), chunk 0 again at 15 s, then a
+        // pause and chunk 0 once more at 40 s. RAID 5's raid5d runs the daemon every 5 s
+        // throughout: chunk 0, idle since 0 s, is cleared at 10 s and set again at 15 s. RAID
+        // 1's thread never wakes during the stream (the array stays dirty), so chunk 0 is
+        // still set at 15 s; the pause (safe mode) wakes it and the daemon clears everything,
+        // so 40 s sets chunk 0 again on both.
+        for (level, disks, row_bytes, sets) in [
+            (Level::Raid1, 2, 0u64, 301u64),
+            (Level::Raid5, 4, 3 * 65536, 302),
+        ] {
+            let (mut e, _, _) = array(level, disks, INTERNAL);
+            // The array offset of chunk `c`'s first byte.
+            let at = |c: u64| {
+                if row_bytes == 0 {
+                    c * CHUNK
+                } else {
+                    c * (CHUNK / 65536) * row_bytes
+                }
+            };
+            for k in 0..300u64 {
+                e.submit_at(k * 50_000_000, write(at(k)));
+            }
+            e.submit_at(15_000_000_000, write(at(0) + 4096));
+            e.run_until(40_000_000_000);
+            e.submit_at(40_000_000_000, write(at(0) + 8192));
+            let r = e.finish();
+            let b = r.md_bitmap.as_ref().expect("bitmap");
+            assert_eq!(b.unplug_writes, sets, "{level:?}");
+            assert!(b.daemon_writes >= 1, "{level:?}: the clears are written");
+        }
     }
 
     #[test]

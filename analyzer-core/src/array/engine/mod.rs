@@ -581,7 +581,7 @@ impl Engine {
             }
             EV_REQ_START => self.start_phase(id),
             EV_MD_PICK => self.md_pick(),
-            EV_MD_BITMAP => self.bitmap_pass(),
+            EV_MD_BITMAP => self.bitmap_event(id),
             _ => self.finish_host(id),
         }
         true
