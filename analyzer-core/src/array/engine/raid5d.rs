@@ -320,7 +320,9 @@ impl Engine {
         };
         let cost = md.settings.stripe_cost_nanos.max(0.0) + f64::from(pages) * md.page_cost_nanos;
         let (thread, free) = md.first_free_thread();
-        let done = free.max(now) + cost;
+        // (Every thread busy for good cannot happen: `raid5d` waits only for a bitmap unplug,
+        // and no write reaches its stripes meanwhile. Should it, the pass starts now.)
+        let done = if free.is_finite() { free.max(now) } else { now } + cost;
         md.threads_free_at_nanos[thread] = done;
         if self.measuring {
             md.busy_nanos += cost;
