@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Files a run of guest/md-bitmap.sh for tests/data/lab-bitmap.
+"""Files a run of guest/md-bitmap.sh for tests/data/lab-bitmap, or of guest/md-safemode.sh
+for tests/data/lab-safemode.
 
     validation/collect_bitmap.py OUT_DIR DEST [--blocksight PATH]
 
 OUT_DIR is lab.sh's output (out.txt, console.log). For every workload it writes DEST/NAME.bst
-(the bios md0 was asked to serve, `blocksight import --format tracefs`) and an entry of
-DEST/kernel.json: the array (level, members, the array file describing it) and what md sent
-its members until fio ended (their block_bio_queue): reads, writes, and of the writes those
-to the bitmap (sectors 9-2047: after the 1.2 superblock at sector 8, before the data at
-2048) and to the superblock.
+(the bios md0 was asked to serve, with their completions where the run traced them,
+`blocksight import --format tracefs`) and an entry of DEST/kernel.json: the array (level,
+members, the array file describing it) and what md sent its members (their block_bio_queue):
+reads, writes, and of the writes those to the bitmap (sectors 9-2047: after the 1.2
+superblock at sector 8, before the data at 2048) and to the superblock. The bitmap run's
+counts stop when fio ended (the daemon clears bits long after); the safe-mode run's (`sm-`)
+go on to the end of the phase, 3 s later, so that the clean mark after the last write is in.
 """
 import json
 import re
@@ -19,7 +22,9 @@ from pathlib import Path
 LINE = re.compile(
     r"^\s*\S+\s+\[\d+\]\s+\S+\s+([\d.]+): block_bio_queue: (\d+),(\d+) (\S+) (\d+) \+ (\d+)"
 )
-LEVEL = {"bm-r1-": (1, 2), "bm-r5-": (5, 4), "bm-r6-": (6, 4), "bm-r10-": (10, 4)}
+LEVEL = {"bm-r1-": (1, 2), "bm-r5-": (5, 4), "bm-r6-": (6, 4), "bm-r10-": (10, 4),
+         "sm-r1-": (1, 2), "sm-r5-": (5, 4), "sm-r6-": (6, 4), "sm-r10-": (10, 4)}
+COMPLETE = re.compile(r"^\s*\S+\s+\[\d+\]\s+\S+\s+[\d.]+: block_bio_complete: (\d+),(\d+) ")
 
 
 def main():
@@ -55,7 +60,12 @@ def main():
         counts = dict(member_read_bios=0, member_write_bios=0, bitmap_write_bios=0,
                       superblock_write_bios=0)
         md_lines = []
+        cut = ends[name] + 0.05 if name.startswith("bm-") else float("inf")
         for line in p["lines"]:
+            c = COMPLETE.match(line)
+            if c and p["devs"].get((c.group(1), c.group(2)), "").startswith("md"):
+                md_lines.append(line)
+                continue
             m = LINE.match(line)
             if not m:
                 continue
@@ -63,7 +73,7 @@ def main():
             if dev.startswith("md"):
                 md_lines.append(line)
                 continue
-            if not dev.startswith("vd") or float(m.group(1)) > ends[name] + 0.05:
+            if not dev.startswith("vd") or float(m.group(1)) > cut:
                 continue
             sector, rwbs = int(m.group(5)), m.group(4)
             if "W" in rwbs:

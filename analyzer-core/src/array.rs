@@ -26,6 +26,7 @@ pub mod histogram;
 pub mod layout;
 pub mod md;
 pub mod md_bitmap;
+pub mod md_super;
 pub mod product_tier;
 pub mod profile;
 pub mod rng;
@@ -668,6 +669,7 @@ impl<'c> TraceReplay<'c> {
         if matches!(self.mode, ReplayMode::Closed { .. }) {
             self.engine.stop_measuring();
         }
+        self.engine.count_clean_after_run();
         self.engine.finish()
     }
 }
@@ -806,6 +808,27 @@ impl ArrayConfig {
                     )
                 }
                 None => {}
+            }
+            match md.safe_mode_delay_nanos {
+                Some(delay) if md_super::has_safe_mode(&self.layout) => a.push(format!(
+                    "Linux md safe mode{}: the array is marked dirty before a write that finds it clean, which waits while md writes its superblock{} to every member, and clean once no write has been in flight for {} (md.rst \"safe_mode_delay\"; docs/model.md)",
+                    if delay == 0 { " off" } else { "" },
+                    if md_bitmap::BitmapExtent::of(&self.layout, md.bitmap, &|d| {
+                        self.devices.get(d as usize).map_or(0, |m| m.capacity_bytes())
+                    })
+                    .is_some()
+                    {
+                        " (after the bitmap's superblock page)"
+                    } else {
+                        ""
+                    },
+                    if delay == 0 {
+                        "ever (only when stopped)".to_string()
+                    } else {
+                        format!("{}–{} ms", delay / 1_000_000, 2 * delay / 1_000_000)
+                    },
+                )),
+                _ => {}
             }
         }
         fn mirrored(n: &Node) -> bool {

@@ -279,7 +279,7 @@ def predict(
     ``sample="1024/N"`` replays only slices of the trace, the Array view's estimate). With
     ``md_members=True``, what Linux md sends each member instead (``predict --md-members
     --json``: ``layout`` raid0/1/10/5/6, ``disks``, ``chunk``, ``qd``, ``stripe_cache_size``,
-    ``group_thread_cnt``, ``raid10_layout`` n2/f2/o2/...)."""
+    ``group_thread_cnt``, ``raid10_layout`` n2/f2/o2/..., ``safe_mode_delay_nanos``)."""
     return _run(
         "predict",
         source,

@@ -248,6 +248,7 @@ fn md_request(o: &Options) -> anyhow::Result<MdRequest> {
         stripe_cache_size: small("stripe_cache_size")?,
         group_thread_cnt: small("group_thread_cnt")?,
         gather_bios: small("qd")?,
+        safe_mode_delay_nanos: uint(o, "safe_mode_delay_nanos")?,
         raid10_layout: text(o, "raid10_layout")?.map(str::to_owned),
         window_nanos: window(o)?,
         ..MdRequest::new(

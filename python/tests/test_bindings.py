@@ -126,6 +126,11 @@ def test_md_members_equals_cli(sample, cli):
     assert far["result"]["config"]["raid10"] == {"near": 1, "far": 2, "offset": False}
     with pytest.raises(ValueError, match="RAID 10 layout"):
         blocksight.predict(sample, md_members=True, layout="raid10", disks=4, raid10_layout="z2")
+    # md's safe mode: the superblock updates, in the members' writes.
+    off = blocksight.predict(sample, md_members=True, layout="raid1", disks=2, safe_mode_delay_nanos=0)
+    assert off == cli("predict", sample, "--md-members", "--layout", "raid1", "--disks", "2", "--md-safe-mode-delay", "0", "--json")
+    assert off["result"]["superblock_updates"] == 2
+    assert off["result"]["config"]["safe_mode_delay_nanos"] == 0
 
 
 def test_errors_name_the_setting(sample):

@@ -2229,6 +2229,111 @@ fn issue_10_md_bitmap_writes_match_the_kernel_on_lab_bios() {
     assert_eq!(levels.into_iter().collect::<Vec<_>>(), vec![1, 5, 6, 10]);
 }
 
+/// Issue 10: md marks an array dirty in its superblock before a write that finds it clean and
+/// clean once its writes have paused for `safe_mode_delay` (md.rst). The lab's bursts of writes
+/// separated by pauses (tests/data/lab-safemode) made exactly one superblock write per member
+/// at each mark; both models must give the same count (the control, with 100 ms pauses, only
+/// the marks before the first write and after the last) and the same member I/O.
+#[test]
+fn issue_10_md_safe_mode_superblock_writes_match_the_kernel_on_lab_bios() {
+    let dir = data_dir().join("lab-safemode");
+    let kernel: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("kernel.json")).expect("kernel.json"),
+    )
+    .expect("kernel.json is JSON");
+    let num = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let workloads = kernel.as_object().expect("workloads");
+    assert!(workloads.len() >= 5, "{} workloads", workloads.len());
+    let mut pauses = 0;
+    for (name, k) in workloads {
+        let bst = dir.join(format!("{name}.bst")).display().to_string();
+        let level = num(k, "level") as u64;
+        let members = num(k, "members");
+        let sb = num(k, "superblock_write_bios");
+        // More than the two marks around the job: the pauses turned the array clean.
+        if sb > 2.0 * members {
+            pauses += 1;
+        }
+        let md = blocksight_json(
+            name,
+            [
+                "predict",
+                "--md-members",
+                "--layout",
+                &format!("raid{level}"),
+                "--disks",
+                &format!("{members}"),
+                "--chunk",
+                "64KiB",
+                &bst,
+                "--json",
+                "-q",
+            ],
+        );
+        let r = &md["result"];
+        assert_eq!(
+            num(r, "superblock_updates") * members,
+            sb,
+            "{name}: --md-members superblock writes"
+        );
+        assert_eq!(
+            num(&r["total"], "write_bios"),
+            num(k, "member_write_bios"),
+            "{name}"
+        );
+        assert_eq!(
+            num(&r["total"], "read_bios"),
+            num(k, "member_read_bios"),
+            "{name}"
+        );
+        // Safe mode off: marked dirty before the first write and clean when stopped, whatever
+        // the pauses.
+        let off = blocksight_json(
+            name,
+            [
+                "predict",
+                "--md-members",
+                "--md-safe-mode-delay",
+                "0",
+                "--layout",
+                &format!("raid{level}"),
+                "--disks",
+                &format!("{members}"),
+                &bst,
+                "--json",
+                "-q",
+            ],
+        );
+        assert_eq!(num(&off["result"], "superblock_updates"), 2.0, "{name}");
+        let array = dir.join(format!("r{level}.json")).display().to_string();
+        let timing = blocksight_json(
+            name,
+            [
+                "predict", &bst, "--replay", "--array", &array, "--json", "-q",
+            ],
+        );
+        let run = &timing["configs"][0]["without_cache"];
+        assert_eq!(
+            num(&run["md_superblock"], "member_writes"),
+            sb,
+            "{name}: timing engine superblock writes"
+        );
+        let disks = run["disks"].as_array().expect("disks");
+        let sum = |key: &str| disks.iter().map(|d| num(d, key)).sum::<f64>();
+        for (what, model, kernel) in [
+            ("writes", sum("writes"), num(k, "member_write_bios")),
+            ("reads", sum("reads"), num(k, "member_read_bios")),
+        ] {
+            eprintln!("{name}: member {what} kernel {kernel} model {model}");
+            assert!(
+                (model - kernel).abs() <= 0.02 * kernel,
+                "{name}: member {what}: kernel {kernel}, model {model}"
+            );
+        }
+    }
+    assert!(pauses >= 4, "{pauses} workloads with pauses");
+}
+
 /// Issue 10: mdadm gives an array of members over 100 GiB an internal bitmap by default, and
 /// `predict` says so and what it cost; `--md-bitmap none` takes it away, and on small members
 /// there is none unless asked for.

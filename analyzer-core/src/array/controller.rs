@@ -92,6 +92,11 @@ pub struct MdSettings {
     /// md's write-intent bitmap (RAID 1/5/6/10): by default what mdadm creates, an internal
     /// bitmap of 64 MiB chunks on members over 100 GiB ([`MdBitmapSetting`]).
     pub bitmap: MdBitmapSetting,
+    /// md's `safe_mode_delay` (RAID 1/5/6/10; default 200 ms, 0 turns safe mode off): the
+    /// superblock updates that mark the array clean after its writes end and dirty before the
+    /// next one ([`crate::array::md_super`]). `None`: an array without a persistent
+    /// superblock (`mdadm --build`), which md never updates.
+    pub safe_mode_delay_nanos: Option<u64>,
 }
 
 impl MdSettings {
@@ -119,6 +124,7 @@ impl Default for MdSettings {
             stripe_cost_nanos: MD_STRIPE_COST_NANOS,
             page_cost_nanos: None,
             bitmap: MdBitmapSetting::Auto,
+            safe_mode_delay_nanos: Some(super::md_super::SAFE_MODE_DELAY_NANOS),
         }
     }
 }

@@ -36,12 +36,20 @@
 //!   `group_thread_cnt` adds worker threads (md.rst, "group_thread_cnt"). The count model does
 //!   not need it; [`MdConfig::group_thread_cnt`] is carried so the timing model can bound
 //!   parity throughput by it (docs/model.md cites the measured ceilings).
+//! - **Superblock updates** (RAID 1/5/6/10): the array is marked dirty before its first write
+//!   and clean once its writes have ended for `safe_mode_delay`, each time a 512-byte
+//!   superblock write to every member ([`crate::array::md_super`]); the trace's completion
+//!   times tell when the writes ended (without them, no idle period is assumed), and a stream
+//!   that ends dirty is marked clean after it.
 //!
 //! Memory: the stripe cache's heads plus the pending ones, bounded by `stripe_cache_size` and
 //! the gather window.
 
 use serde::{Deserialize, Serialize};
 
+use super::md_super::{
+    SafeModeCount, SAFE_MODE_DELAY_NANOS, SUPERBLOCK_OFFSET_BYTES, SUPERBLOCK_WRITE_BYTES,
+};
 use crate::event::{IoEvent, Op};
 use crate::hash::IntMap;
 
@@ -123,6 +131,15 @@ pub struct MdConfig {
     /// RAID 10's copies (default: md's `n2`).
     #[serde(default)]
     pub raid10: Raid10Layout,
+    /// md's `safe_mode_delay` (default 200 ms; 0 turns safe mode off): the array is marked
+    /// clean this long after its writes end, and dirty again before the next write, each a
+    /// superblock update on every member ([`crate::array::md_super`]).
+    #[serde(default = "default_safe_mode_delay")]
+    pub safe_mode_delay_nanos: u64,
+}
+
+fn default_safe_mode_delay() -> u64 {
+    SAFE_MODE_DELAY_NANOS
 }
 
 /// How md RAID 10 places the copies of a chunk (md(4), "RAID10"; the `--layout` of `mdadm
@@ -233,6 +250,7 @@ impl MdConfig {
             gather_bios: 1,
             group_thread_cnt: 0,
             raid10: Raid10Layout::default(),
+            safe_mode_delay_nanos: SAFE_MODE_DELAY_NANOS,
         }
     }
 
@@ -339,6 +357,10 @@ pub struct MdResult {
     pub full_stripes: u64,
     /// Member reads saved because the page was up to date in the stripe cache.
     pub cached_page_reads_saved: u64,
+    /// Superblock updates (the array marked dirty before a write, clean after its writes
+    /// ended), each one 512-byte write to every member, counted in the members' writes.
+    #[serde(default)]
+    pub superblock_updates: u64,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -380,6 +402,9 @@ pub struct MdModel {
     /// Heads handled inside [`MdModel::observe`] since the last [`MdModel::take_touched`]
     /// because a new write overlapped a page still pending there (deferred mode).
     forced: Vec<(u64, u32)>,
+    /// Safe mode's superblock updates (levels with redundancy), unless the caller keeps its
+    /// own clock for them ([`MdModel::without_superblock`]).
+    safe_mode: Option<SafeModeCount>,
 }
 
 /// How one stripe head was handled, for the timing engine's CPU cost.
@@ -421,8 +446,29 @@ impl MdModel {
             deferred: false,
             touched: Vec::new(),
             forced: Vec::new(),
+            safe_mode: (config.level != MdLevel::Raid0)
+                .then(|| SafeModeCount::new(config.safe_mode_delay_nanos)),
             config: config.clone(),
         })
+    }
+
+    /// Leaves safe mode's superblock updates to the caller (the timing engine, which times
+    /// them on its own clock).
+    pub fn without_superblock(&mut self) {
+        self.safe_mode = None;
+    }
+
+    /// `updates` superblock updates, each a write to every member.
+    fn superblock_writes(&mut self, updates: u32) {
+        for _ in 0..updates {
+            for m in 0..self.config.members as usize {
+                self.write(
+                    m,
+                    SUPERBLOCK_OFFSET_BYTES,
+                    u64::from(SUPERBLOCK_WRITE_BYTES),
+                );
+            }
+        }
     }
 
     /// Records every member bio from now on, for [`MdModel::take_ops`].
@@ -542,6 +588,12 @@ impl MdModel {
         }
         if e.len_bytes == 0 || !matches!(e.op, Op::Read | Op::Write) {
             return;
+        }
+        if e.op == Op::Write {
+            if let Some(s) = &mut self.safe_mode {
+                let updates = s.write(e.time_nanos, e.latency_nanos);
+                self.superblock_writes(updates);
+            }
         }
         self.bios += 1;
         let chunk = self.config.chunk_bytes;
@@ -853,6 +905,11 @@ impl MdModel {
 
     pub fn finish(mut self) -> MdResult {
         self.flush();
+        if let Some(s) = &mut self.safe_mode {
+            let updates = s.finish();
+            self.superblock_writes(updates);
+        }
+        let superblock_updates = self.safe_mode.as_ref().map_or(0, |s| s.updates);
         let total = self
             .members
             .iter()
@@ -870,6 +927,7 @@ impl MdModel {
             rcw_stripes: self.rcw,
             full_stripes: self.full,
             cached_page_reads_saved: self.saved,
+            superblock_updates,
             config: self.config,
         }
     }
@@ -905,8 +963,55 @@ mod tests {
         }
     }
 
+    /// The stripe and copy rules alone, without safe mode's superblock writes.
     fn run(c: &MdConfig, events: &[IoEvent]) -> MdResult {
-        simulate_md(c, events.iter().copied()).unwrap()
+        let mut m = MdModel::new(c).unwrap();
+        m.without_superblock();
+        for e in events {
+            m.observe(e);
+        }
+        m.finish()
+    }
+
+    #[test]
+    fn safe_mode_writes_the_superblock_to_every_member_around_the_writes() {
+        let at = |t_ms: u64, latency_ms: Option<u64>| IoEvent {
+            time_nanos: t_ms * 1_000_000,
+            latency_nanos: latency_ms.map(|l| l * 1_000_000),
+            ..w(t_ms * 4096, 4096)
+        };
+        let read = IoEvent {
+            op: Op::Read,
+            ..at(5, Some(1))
+        };
+        for level in [
+            MdLevel::Raid1,
+            MdLevel::Raid5,
+            MdLevel::Raid6,
+            MdLevel::Raid10,
+        ] {
+            let c = MdConfig::new(level, 4, 64 * KIB);
+            // Marked dirty before the first write and clean after the last: 2 updates.
+            let plain = run(&c, &[at(0, Some(1)), read, at(100, Some(1))]);
+            let with = simulate_md(&c, [at(0, Some(1)), read, at(100, Some(1))]).unwrap();
+            assert_eq!(with.superblock_updates, 2, "{level:?}");
+            for (p, m) in plain.members.iter().zip(&with.members) {
+                assert_eq!(m.write_bios, p.write_bios + 2, "{level:?}");
+                assert_eq!(m.write_bytes, p.write_bytes + 2 * 512, "{level:?}");
+                assert_eq!(m.read_bios, p.read_bios);
+            }
+            // An idle period (the first write ended at 1 ms: clean at 400 ms) adds a clean and
+            // a dirty mark; reads alone never mark the array.
+            let idle = simulate_md(&c, [at(0, Some(1)), read, at(400, Some(1))]).unwrap();
+            assert_eq!(idle.superblock_updates, 4, "{level:?}");
+            // Without completion times no idle period is assumed.
+            let unknown = simulate_md(&c, [at(0, None), at(5_000, None)]).unwrap();
+            assert_eq!(unknown.superblock_updates, 2, "{level:?}");
+        }
+        // RAID 0 has no superblock to mark.
+        let c = MdConfig::new(MdLevel::Raid0, 4, 64 * KIB);
+        let r = simulate_md(&c, [at(0, Some(1)), at(900, Some(1))]).unwrap();
+        assert_eq!((r.superblock_updates, r.total.write_bios), (0, 2));
     }
 
     #[test]

@@ -126,6 +126,10 @@ pub struct ControllerSettings {
     /// 64 MiB chunks, on members over 100 GiB), `none`, `internal` or a bitmap chunk size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md_bitmap: Option<String>,
+    /// Linux md RAID 1/5/6/10: `safe_mode_delay` in nanoseconds (default 200 ms; 0 turns safe
+    /// mode off: the array is marked dirty once and never clean while it runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md_safe_mode_delay_nanos: Option<u64>,
 }
 
 /// One layout.
@@ -270,7 +274,8 @@ impl ArrayParams {
             || c.md_group_thread_cnt.is_some()
             || c.md_stripe_cost_nanos.is_some()
             || c.md_page_cost_nanos.is_some()
-            || c.md_bitmap.is_some();
+            || c.md_bitmap.is_some()
+            || c.md_safe_mode_delay_nanos.is_some();
         match &mut cfg.controller.md {
             Some(md) => {
                 if let Some(n) = c.md_stripe_cache_size {
@@ -313,11 +318,14 @@ impl ArrayParams {
                     md.bitmap = MdBitmapSetting::parse(b)
                         .map_err(|why| JobError::invalid(format!("md bitmap {b:?}"), why))?;
                 }
+                if let Some(ns) = c.md_safe_mode_delay_nanos {
+                    md.safe_mode_delay_nanos = Some(ns);
+                }
             }
             None if md_given => {
                 return Err(JobError::invalid(
                     "md settings",
-                    "stripe_cache_size, group_thread_cnt, the stripe and page costs and the write-intent bitmap apply to Linux md, not to a hardware controller",
+                    "stripe_cache_size, group_thread_cnt, the stripe and page costs, the write-intent bitmap and safe_mode_delay apply to Linux md, not to a hardware controller",
                 ))
             }
             None if cfg.layout.level == Level::Raid10 => {

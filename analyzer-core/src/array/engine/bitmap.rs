@@ -10,8 +10,9 @@
 //! background. The daemon runs in md's thread, and only while that thread wakes: `raid5d`
 //! runs for every RAID 5/6 write, so there the passes follow one another every 5 s; RAID 1/10
 //! writes go to the members from the submitter, and md's thread (`raid1d`, `raid10d`) wakes
-//! for the bitmap only when the array turns clean or dirty (safe mode: no write for
-//! `safemode_delay`) or when its timer runs, which a pass arms only while it finds work. A
+//! for the bitmap only when safe mode marks the array dirty or its timer fires
+//! ([`super::md_super`]: 200-400 ms after the writes pause) or when its own timer runs, which
+//! a pass arms only while it finds work. A
 //! pass that finds the bitmap clean lets the thread sleep, so under a steady stream of
 //! RAID 1/10 writes no chunk is cleared until the writes pause (found on the lab's
 //! `bm-r1-sparse`: md never cleared a bit during a 12 s job, and wrote the cleared bits 0.3 s
@@ -19,18 +20,13 @@
 
 use std::cmp::Reverse;
 
-use super::{Engine, HostIo, Kind, Target, EV_MD_BITMAP};
+use super::{Engine, HostIo, Kind, EV_MD_BITMAP};
 
-/// md's `safemode_delay` default: the array is marked clean this long after its last write
-/// ends (md.rst "md/safe_mode_delay", 200 ms), which wakes md's thread, as the next write's
-/// marking it dirty does.
-const SAFEMODE_DELAY_NANOS: u64 = 200_000_000;
-/// `EV_MD_BITMAP` ids: a daemon pass, and the safe-mode timer.
+/// `EV_MD_BITMAP` ids: a daemon pass.
 const EV_PASS: u32 = 0;
-const EV_SAFEMODE: u32 = 1;
 /// The next unplug starts (after md's threads have looked at the stripes the last one let go).
 const EV_NEXT_UNPLUG: u32 = 2;
-use crate::array::layout::{DiskOp, Member, Node};
+use crate::array::layout::{DiskOp, Node};
 use crate::array::md_bitmap::{
     Bitmap, BitmapExtent, MdBitmapSetting, BITMAP_OFFSET_BYTES, DEFAULT_DAEMON_SLEEP_NANOS,
 };
@@ -52,10 +48,6 @@ pub(super) struct BitmapTiming {
     /// When the daemon's next pass is due (its event on the heap; others are stale).
     next_pass_nanos: Option<u64>,
     last_pass_nanos: u64,
-    /// Writes past the bitmap and not yet ended, and since when none has been (the array is
-    /// clean `SAFEMODE_DELAY_NANOS` after).
-    in_flight: u32,
-    idle_since_nanos: Option<u64>,
     pages: Vec<u64>,
     /// During the measurement window: unplugs that wrote pages, daemon passes that wrote
     /// pages, and the bitmap's page writes per member.
@@ -77,17 +69,8 @@ impl BitmapTiming {
         capacity: &dyn Fn(u32) -> u64,
     ) -> Option<BitmapTiming> {
         let extent = BitmapExtent::of(node, setting, capacity)?;
-        let mut members = Vec::new();
-        node.disks(&mut members);
         // md writes the bitmap to the members it still has.
-        if node.members.iter().all(|m| matches!(m, Member::Disk(_))) {
-            members = members
-                .into_iter()
-                .enumerate()
-                .filter(|(i, _)| !node.failed.contains(i))
-                .map(|(_, d)| d)
-                .collect();
-        }
+        let members = super::md_live_members(node);
         Some(BitmapTiming {
             bitmap: Bitmap::new(extent.chunk_bytes, extent.covered_bytes),
             extent,
@@ -99,8 +82,6 @@ impl BitmapTiming {
             raid5d_free_at_nanos: 0.0,
             next_pass_nanos: None,
             last_pass_nanos: 0,
-            in_flight: 0,
-            idle_since_nanos: None,
             pages: Vec::new(),
             unplug_writes: 0,
             daemon_writes: 0,
@@ -137,6 +118,12 @@ impl BitmapTiming {
         (self.busy_nanos + open) as f64
     }
 
+    /// Bytes of the bitmap's first page as md writes it (its superblock and first bits): what
+    /// a superblock update writes before the md superblock.
+    pub(super) fn super_page_bytes(&self) -> u32 {
+        self.bitmap.page_write_bytes(0)
+    }
+
     /// Bitmap chunk size and bits, for the result's description.
     pub(super) fn describe(&self) -> (u64, u64) {
         (self.bitmap.chunk_bytes(), self.bitmap.chunks())
@@ -144,19 +131,10 @@ impl BitmapTiming {
 }
 
 impl Engine {
-    /// Whether request `id` is a write md's bitmap must see.
-    fn bitmap_applies(&self, id: u32) -> bool {
-        let r = &self.reqs[id as usize];
-        self.bitmap.is_some()
-            && r.io.write
-            && r.io.target == Target::Array
-            && !matches!(r.kind, Kind::MdStripe | Kind::MdBitmap)
-    }
-
     /// The bitmap's part of admitting request `id`: marks its chunks and, when it has to wait
     /// for an unplug, parks it (true); [`Engine::admit`] runs again when the unplug is done.
     pub(super) fn bitmap_gate(&mut self, id: u32) -> bool {
-        if self.reqs[id as usize].bitmap_started || !self.bitmap_applies(id) {
+        if self.reqs[id as usize].bitmap_started || self.bitmap.is_none() || !self.is_md_write(id) {
             return false;
         }
         self.reqs[id as usize].bitmap_started = true;
@@ -166,19 +144,6 @@ impl Engine {
         };
         let (first, last) = b.chunks_of(&io);
         b.bitmap.start_write(first, last);
-        let now = self.now;
-        // The first write after the array turned clean (or at all) marks it dirty, which
-        // wakes md's thread.
-        let clean = b.in_flight == 0
-            && b.idle_since_nanos
-                .is_none_or(|t| now >= t + SAFEMODE_DELAY_NANOS);
-        b.in_flight += 1;
-        if clean && !b.raid5 {
-            self.bitmap_wake();
-        }
-        let Some(b) = self.bitmap.as_mut() else {
-            return false;
-        };
         if b.unplug.is_some() || b.next_due {
             if b.raid5 || b.bitmap.has_dirty() {
                 b.next_waiters.push(id);
@@ -307,20 +272,6 @@ impl Engine {
         };
         let (first, last) = b.chunks_of(&io);
         b.bitmap.end_write(first, last);
-        b.in_flight = b.in_flight.saturating_sub(1);
-        if b.in_flight == 0 {
-            b.idle_since_nanos = Some(now);
-            if !b.raid5 {
-                self.heap.push(Reverse((
-                    now + SAFEMODE_DELAY_NANOS,
-                    EV_MD_BITMAP,
-                    EV_SAFEMODE,
-                )));
-            }
-        }
-        let Some(b) = self.bitmap.as_mut() else {
-            return;
-        };
         if b.raid5 && b.next_pass_nanos.is_none() && !b.bitmap.all_clean() {
             // raid5d runs for every write: the pass comes as soon as 5 s have gone by.
             let t = now.max(b.last_pass_nanos + DEFAULT_DAEMON_SLEEP_NANOS);
@@ -329,14 +280,19 @@ impl Engine {
         }
     }
 
-    /// md's thread wakes (RAID 1/10: the array turned clean or dirty): the daemon passes now if
-    /// its period has gone by, and otherwise, with work left, arms the thread's timer for a
-    /// period from now (`md_bitmap_daemon_work` returning early still sets the timeout).
-    fn bitmap_wake(&mut self) {
+    /// md's thread wakes for safe mode (the array marked dirty, or its timer fired:
+    /// [`super::md_super`]): on RAID 1/10, whose writes do not wake it otherwise, the daemon
+    /// passes now if its period has gone by, and otherwise, with work left, arms the thread's
+    /// timer for a period from now (`md_bitmap_daemon_work` returning early still sets the
+    /// timeout). `raid5d` wakes for every write and keeps its own 5 s passes.
+    pub(super) fn bitmap_wake(&mut self) {
         let now = self.now;
         let Some(b) = self.bitmap.as_mut() else {
             return;
         };
+        if b.raid5 {
+            return;
+        }
         if now >= b.last_pass_nanos + DEFAULT_DAEMON_SLEEP_NANOS {
             self.bitmap_pass();
         } else if !b.bitmap.all_clean() && b.next_pass_nanos.is_none() {
@@ -346,21 +302,13 @@ impl Engine {
         }
     }
 
-    /// An `EV_MD_BITMAP` event: a pass that is still due, or the safe-mode timer.
+    /// An `EV_MD_BITMAP` event: a pass that is still due, or the next unplug.
     pub(super) fn bitmap_event(&mut self, id: u32) {
         let now = self.now;
         let Some(b) = self.bitmap.as_ref() else {
             return;
         };
         match id {
-            EV_SAFEMODE => {
-                let idle = b.in_flight == 0
-                    && b.idle_since_nanos
-                        .is_some_and(|t| now >= t + SAFEMODE_DELAY_NANOS);
-                if idle {
-                    self.bitmap_wake();
-                }
-            }
             EV_NEXT_UNPLUG => self.bitmap_next_unplug(),
             _ if b.next_pass_nanos == Some(now) => self.bitmap_pass(),
             _ => {}
@@ -392,7 +340,7 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
-    use super::super::RunResult;
+    use super::super::{RunResult, Target};
     use super::*;
     use crate::array::controller::{ControllerModel, MdSettings};
     use crate::array::device::{DeviceModel, DiskPreset, SsdTiming};
@@ -410,13 +358,31 @@ mod tests {
         }
     }
 
+    /// md with `bitmap` and no superblock updates: the bitmap alone, whose RAID 1/10 daemon
+    /// then runs only when its own timer does (safe mode's wake-ups: [`safe_mode`]).
     fn software(bitmap: MdBitmapSetting) -> ControllerModel {
         let mut c = ControllerModel::software();
         c.md = Some(MdSettings {
             bitmap,
+            safe_mode_delay_nanos: None,
             ..MdSettings::default()
         });
         c
+    }
+
+    /// `e` with md's safe mode (its default delay), whose transitions wake md's thread.
+    fn safe_mode(level: Level, n: u32) -> Engine {
+        let model = DiskPreset::SataSsd.model();
+        let mut c = software(INTERNAL);
+        if let Some(md) = &mut c.md {
+            md.safe_mode_delay_nanos = MdSettings::default().safe_mode_delay_nanos;
+        }
+        Engine::new(
+            &vec![model; n as usize],
+            Node::over_disks(level, 65536, 0, n),
+            c,
+            None,
+        )
     }
 
     /// A RAID `level` of `n` SATA SSDs with `bitmap`, an SSD's 4 KiB write time and the
@@ -485,7 +451,8 @@ mod tests {
 
     #[test]
     fn a_chunk_stays_set_while_written_and_is_cleared_by_the_daemon_after_it_idles() {
-        let (mut e, service, page) = array(Level::Raid1, 2, INTERNAL);
+        let (_, service, page) = array(Level::Raid1, 2, INTERNAL);
+        let mut e = safe_mode(Level::Raid1, 2);
         // Writes to one chunk every 4 s: set once.
         for i in 0..5u64 {
             e.submit_at(i * 4_000_000_000, write(i * 4096));
@@ -498,10 +465,15 @@ mod tests {
         let b = r.md_bitmap.as_ref().expect("bitmap");
         assert_eq!(b.unplug_writes, 2, "set at 0 s, set again at 40 s");
         assert_eq!(b.daemon_writes, 1, "the clear");
-        assert_eq!(member_writes(&r), 2 * (6 + 3));
-        // The last write paid for the bit again.
-        assert!(r.latency.p99_nanos as f64 >= (page + service) * 0.97);
-        assert!(r.latency.p50_nanos as f64 <= service * 1.03);
+        // Each write found the array clean (safe mode marks it so 200-400 ms after a write):
+        // twelve superblock updates, each the bitmap's first page and the superblock.
+        assert_eq!(r.md_superblock.as_ref().map(|s| s.updates), Some(12));
+        assert_eq!(member_writes(&r), 2 * (6 + 3 + 2 * 12));
+        // The last write paid for the bit again: a page write more than the others, which
+        // waited only for the dirty mark (the bitmap's page and the superblock) and their data.
+        let (p50, p99) = (r.latency.p50_nanos as f64, r.latency.p99_nanos as f64);
+        assert!(p99 >= p50 + page * 0.97, "{p99} vs {p50} + {page}");
+        assert!(p50 <= (2.0 * page + service) * 1.03, "{p50}");
     }
 
     #[test]
@@ -516,7 +488,7 @@ mod tests {
             (Level::Raid1, 2, 0u64, 301u64),
             (Level::Raid5, 4, 3 * 65536, 302),
         ] {
-            let (mut e, _, _) = array(level, disks, INTERNAL);
+            let mut e = safe_mode(level, disks);
             // The array offset of chunk `c`'s first byte.
             let at = |c: u64| {
                 if row_bytes == 0 {

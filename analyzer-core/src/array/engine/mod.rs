@@ -11,6 +11,7 @@
 mod bitmap;
 mod controller_state;
 mod disk;
+mod md_super;
 mod raid5d;
 mod results;
 
@@ -24,8 +25,9 @@ use super::layout::{DiskOp, Level, Member, Node, ReadBalance};
 
 use bitmap::BitmapTiming;
 use disk::{timing_of, Disk, InDisk, Timing, View};
+use md_super::SafeModeTiming;
 use raid5d::MdTiming;
-pub use results::{DiskUse, Latency, RunResult, Tier};
+pub use results::{BitmapUse, DiskUse, Latency, RunResult, SuperblockUse, Tier};
 
 /// Host requests in flight beyond which an open-loop replay waits (the array is overloaded;
 /// bounded memory matters more than modelling an unbounded queue).
@@ -67,6 +69,8 @@ enum Kind {
     /// md's write-intent bitmap pages written to every member: an unplug, whose `waiters`
     /// go on when it is done, or the bitmap daemon's write.
     MdBitmap,
+    /// A step of an md superblock update (safe mode) on every member.
+    MdSuper,
 }
 
 struct Req {
@@ -87,6 +91,8 @@ struct Req {
     md_wait: u32,
     /// A write that marked its chunks in md's write-intent bitmap and has not ended yet.
     bitmap_started: bool,
+    /// A write that passed md's safe mode (`md_write_start`) and has not ended yet.
+    safe_started: bool,
     /// Admitted while measuring: the member I/O done on its behalf counts in the window.
     measured: bool,
 }
@@ -137,6 +143,7 @@ pub struct Engine {
     throttled: u64,
     md: Option<MdTiming>,
     bitmap: Option<BitmapTiming>,
+    safe_mode: Option<SafeModeTiming>,
 }
 
 const EV_DISK_DONE: u8 = 0;
@@ -147,6 +154,24 @@ const EV_REQ_START: u8 = 2;
 const EV_MD_PICK: u8 = 3;
 /// A pass of md's bitmap daemon.
 const EV_MD_BITMAP: u8 = 4;
+/// md's safe-mode timer.
+const EV_MD_SUPER: u8 = 5;
+
+/// The member disks of a software array that md writes its metadata (superblock, bitmap) to:
+/// every disk under `node`, less the failed members of an array over disks.
+fn md_live_members(node: &Node) -> Vec<u32> {
+    let mut members = Vec::new();
+    node.disks(&mut members);
+    if node.members.iter().all(|m| matches!(m, Member::Disk(_))) {
+        members = members
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !node.failed.contains(i))
+            .map(|(_, d)| d)
+            .collect();
+    }
+    members
+}
 
 /// Bytes of one full stripe of the top node (the destage and read-ahead unit).
 pub fn stripe_bytes(node: &Node) -> u64 {
@@ -217,6 +242,10 @@ impl Engine {
             let cap = |d: u32| capacities.get(d as usize).copied().unwrap_or(0);
             BitmapTiming::for_layout(&layout, s.bitmap, &cap)
         });
+        let safe_mode = controller
+            .md
+            .as_ref()
+            .and_then(|s| SafeModeTiming::for_layout(&layout, s.safe_mode_delay_nanos));
         Engine {
             now: 0,
             heap: BinaryHeap::new(),
@@ -260,6 +289,7 @@ impl Engine {
             throttled: 0,
             md,
             bitmap,
+            safe_mode,
         }
     }
 
@@ -328,6 +358,7 @@ impl Engine {
         if self.measuring {
             self.window_end = Some(self.now);
         }
+        self.safe_mode_after_run();
         self.result()
     }
 
@@ -346,6 +377,7 @@ impl Engine {
             md_deferred: false,
             md_wait: 0,
             bitmap_started: false,
+            safe_started: false,
             measured: self.measuring,
         };
         if let Some(id) = self.free_reqs.pop() {
@@ -415,9 +447,18 @@ impl Engine {
         self.admit(id);
     }
 
+    /// Whether request `id` is a write to the array that md receives (not md's own member
+    /// I/O): what its safe mode and bitmap see.
+    fn is_md_write(&self, id: u32) -> bool {
+        let r = &self.reqs[id as usize];
+        r.io.write
+            && r.io.target == Target::Array
+            && !matches!(r.kind, Kind::MdStripe | Kind::MdBitmap | Kind::MdSuper)
+    }
+
     /// Passes the controller's ceilings, then expands the request onto the disks.
     fn admit(&mut self, id: u32) {
-        if self.bitmap_gate(id) {
+        if self.safe_mode_gate(id) || self.bitmap_gate(id) {
             return;
         }
         let io = self.reqs[id as usize].io;
@@ -582,6 +623,7 @@ impl Engine {
             EV_REQ_START => self.start_phase(id),
             EV_MD_PICK => self.md_pick(),
             EV_MD_BITMAP => self.bitmap_event(id),
+            EV_MD_SUPER => self.safe_mode_timer(),
             _ => self.finish_host(id),
         }
         true
@@ -590,6 +632,7 @@ impl Engine {
     /// All member commands of the request are done.
     fn request_done(&mut self, id: u32) {
         self.bitmap_end_write(id);
+        self.safe_mode_end_write(id);
         match self.reqs[id as usize].kind {
             Kind::Host { .. } => self.complete_after_overhead(id),
             Kind::Background => self.free_req(id),
@@ -603,6 +646,7 @@ impl Engine {
             }
             Kind::MdStripe => self.md_pass_done(id),
             Kind::MdBitmap => self.bitmap_write_done(id),
+            Kind::MdSuper => self.super_write_done(id),
             Kind::Prefetch => {
                 if self.ra_inflight == Some(id) {
                     self.ra_inflight = None;

@@ -78,6 +78,7 @@ impl MdTiming {
         let mut model = MdModel::new(&config).ok()?;
         model.record_ops();
         model.defer_handling();
+        model.without_superblock();
         Some(MdTiming {
             model,
             disk_of,
@@ -381,7 +382,6 @@ mod tests {
     use crate::array::controller::ControllerModel;
     use crate::array::device::DiskPreset;
     use crate::array::engine::Target;
-    use crate::array::md::simulate_md;
 
     fn io(offset_bytes: u64, len_bytes: u32, write: bool) -> HostIo {
         HostIo {
@@ -393,15 +393,19 @@ mod tests {
         }
     }
 
+    /// md without a bitmap or superblock updates: the stripe handling alone.
+    fn stripes_only() -> ControllerModel {
+        let mut ctrl = ControllerModel::software_without_bitmap();
+        if let Some(md) = &mut ctrl.md {
+            md.safe_mode_delay_nanos = None;
+        }
+        ctrl
+    }
+
     fn engine(disks: u32, chunk_bytes: u64) -> Engine {
         let model = DiskPreset::Nvme.model();
         let layout = Node::over_disks(Level::Raid5, chunk_bytes, 0, disks);
-        Engine::new(
-            &vec![model; disks as usize],
-            layout,
-            ControllerModel::software_without_bitmap(),
-            None,
-        )
+        Engine::new(&vec![model; disks as usize], layout, stripes_only(), None)
     }
 
     fn member_totals(r: &super::super::RunResult) -> (u64, u64, u64, u64) {
@@ -443,7 +447,7 @@ mod tests {
         // next seven (which arrive while it is busy) gather: the second half of head 0 is a
         // new pass, and heads 1..=3 become full stripes before the thread reaches them (each
         // its own chunk row with 4 KiB chunks, so no batch).
-        let mut ctrl = ControllerModel::software_without_bitmap();
+        let mut ctrl = stripes_only();
         if let Some(md) = &mut ctrl.md {
             md.stripe_cost_nanos = 1e6;
             md.page_cost_nanos = Some(0.0);
@@ -532,7 +536,11 @@ mod tests {
                     pid: None,
                 })
                 .collect();
-            let one = simulate_md(&MdConfig::new(MdLevel::Raid5, 5, 64 << 10), events).unwrap();
+            // md's stripe handling one bio at a time (no superblock writes, as `engine` has).
+            let mut model = MdModel::new(&MdConfig::new(MdLevel::Raid5, 5, 64 << 10)).unwrap();
+            model.without_superblock();
+            events.iter().for_each(|e| model.observe(e));
+            let one = model.finish();
             let one_heads = one.rmw_stripes + one.rcw_stripes + one.full_stripes;
             let one_writes: u64 = one.members.iter().map(|m| m.write_bytes).sum();
             let one_reads: u64 = one.members.iter().map(|m| m.read_bytes).sum();

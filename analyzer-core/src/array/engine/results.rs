@@ -80,6 +80,23 @@ pub struct RunResult {
     /// Linux md's write-intent bitmap, when the array has one (software RAID 1/5/6/10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md_bitmap: Option<BitmapUse>,
+    /// Linux md's superblock updates (safe mode: the array marked dirty before a write after
+    /// an idle period, clean after one), each a write to every member counted in `disks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md_superblock: Option<SuperblockUse>,
+}
+
+/// What md's superblock updates cost during the window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SuperblockUse {
+    /// md's `safe_mode_delay` in nanoseconds (0: safe mode off).
+    pub safe_mode_delay_nanos: u64,
+    /// Updates started in the window (the one marking the array clean after the run
+    /// included).
+    pub updates: u64,
+    /// Their writes to the members (the md superblock, and the bitmap's first page before it
+    /// when the array has a bitmap).
+    pub member_writes: u64,
 }
 
 /// What md's write-intent bitmap cost during the window.
@@ -129,6 +146,9 @@ impl Engine {
         let now = self.now;
         if let Some(b) = &mut self.bitmap {
             b.restart_window(now);
+        }
+        if let Some(s) = &mut self.safe_mode {
+            s.restart_window();
         }
     }
 
@@ -195,6 +215,11 @@ impl Engine {
                 unplug_busy: (b.unplug_busy_nanos(end) / elapsed as f64).min(1.0),
             }
         });
+        let md_superblock = self.safe_mode.as_ref().map(|s| SuperblockUse {
+            safe_mode_delay_nanos: s.delay_nanos(),
+            updates: s.updates,
+            member_writes: s.member_writes,
+        });
         let bottleneck = name_bottleneck(
             &disks,
             controller_utilisation,
@@ -223,6 +248,7 @@ impl Engine {
             throttled_requests: self.throttled,
             bottleneck,
             md_bitmap,
+            md_superblock,
         }
     }
 }

@@ -31,6 +31,9 @@ pub struct MdRequest {
     /// `--qd`); default 1.
     #[serde(default)]
     pub gather_bios: Option<u32>,
+    /// md's `safe_mode_delay` in nanoseconds (default 200 ms; 0 turns safe mode off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safe_mode_delay_nanos: Option<u64>,
     /// Only `[start, end)` nanoseconds after the first request.
     #[serde(default)]
     pub window_nanos: WindowNanos,
@@ -47,6 +50,7 @@ impl MdRequest {
             group_thread_cnt: None,
             raid10_layout: None,
             gather_bios: None,
+            safe_mode_delay_nanos: None,
             window_nanos: None,
         }
     }
@@ -73,6 +77,9 @@ impl MdRequest {
             c.raid10 = raid10_layout(name, level.name())?;
         }
         c.gather_bios = self.gather_bios.unwrap_or(1).max(1);
+        if let Some(ns) = self.safe_mode_delay_nanos {
+            c.safe_mode_delay_nanos = ns;
+        }
         c.validate().map_err(JobError::Md)?;
         Ok(c)
     }
