@@ -10,8 +10,9 @@ OUT_DIR is lab.sh's output (out.txt, console.log). For every workload it writes 
 members, the array file describing it) and what md sent its members (their block_bio_queue):
 reads, writes, and of the writes those to the bitmap (sectors 9-2047: after the 1.2
 superblock at sector 8, before the data at 2048) and to the superblock. The bitmap run's
-counts stop when fio ended (the daemon clears bits long after); the safe-mode run's (`sm-`)
-go on to the end of the phase, 3 s later, so that the clean mark after the last write is in.
+counts stop when fio ended (the daemon clears bits long after); the safe-mode run's (`sm-`,
+`smb-` with a bitmap) go on to the end of the phase, 3 s later, so that the clean mark after
+the last write is in.
 """
 import json
 import re
@@ -23,7 +24,8 @@ LINE = re.compile(
     r"^\s*\S+\s+\[\d+\]\s+\S+\s+([\d.]+): block_bio_queue: (\d+),(\d+) (\S+) (\d+) \+ (\d+)"
 )
 LEVEL = {"bm-r1-": (1, 2), "bm-r5-": (5, 4), "bm-r6-": (6, 4), "bm-r10-": (10, 4),
-         "sm-r1-": (1, 2), "sm-r5-": (5, 4), "sm-r6-": (6, 4), "sm-r10-": (10, 4)}
+         "sm-r1-": (1, 2), "sm-r5-": (5, 4), "sm-r6-": (6, 4), "sm-r10-": (10, 4),
+         "smb-r1-": (1, 2), "smb-r5-": (5, 4)}
 COMPLETE = re.compile(r"^\s*\S+\s+\[\d+\]\s+\S+\s+[\d.]+: block_bio_complete: (\d+),(\d+) ")
 
 
