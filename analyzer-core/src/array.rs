@@ -782,7 +782,8 @@ impl ArrayConfig {
                     .get(d as usize)
                     .map_or(0, |m| m.capacity_bytes())
             };
-            match md_bitmap::BitmapExtent::of(&self.layout, md.bitmap, &cap) {
+            let extent = md_bitmap::BitmapExtent::of(&self.layout, md.bitmap, &cap);
+            match extent {
                 Some(e) => a.push(format!(
                     "Linux md write-intent bitmap, internal: {} bits of {} MiB of {}{}; a write whose chunk's bit is clear sets it, and writes wait for the next unplug, which writes the dirty bitmap pages to every member (near its start) and waits for them{}; the daemon clears a chunk 10–15 s after its last write (passes every 5 s) (docs/model.md, \"The write-intent bitmap\")",
                     e.covered_bytes.div_ceil(e.chunk_bytes),
@@ -813,11 +814,7 @@ impl ArrayConfig {
                 Some(delay) if md_super::has_safe_mode(&self.layout) => a.push(format!(
                     "Linux md safe mode{}: the array is marked dirty before a write that finds it clean, which waits while md writes its superblock{} to every member, and clean once no write has been in flight for {} (md.rst \"safe_mode_delay\"; docs/model.md)",
                     if delay == 0 { " off" } else { "" },
-                    if md_bitmap::BitmapExtent::of(&self.layout, md.bitmap, &|d| {
-                        self.devices.get(d as usize).map_or(0, |m| m.capacity_bytes())
-                    })
-                    .is_some()
-                    {
+                    if extent.is_some() {
                         " (after the bitmap's superblock page)"
                     } else {
                         ""

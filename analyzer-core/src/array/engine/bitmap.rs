@@ -36,8 +36,6 @@ pub(super) struct BitmapTiming {
     extent: BitmapExtent,
     /// Every member disk: each holds a copy of the bitmap.
     members: Vec<u32>,
-    /// RAID 5/6: every write waits for the next unplug and `raid5d` waits with it.
-    raid5: bool,
     /// The unplug writing now (its internal request) and the writes waiting for it.
     unplug: Option<u32>,
     next_waiters: Vec<u32>,
@@ -75,7 +73,6 @@ impl BitmapTiming {
             bitmap: Bitmap::new(extent.chunk_bytes, extent.covered_bytes),
             extent,
             members,
-            raid5: extent.stripes.is_some(),
             unplug: None,
             next_waiters: Vec::new(),
             next_due: false,
@@ -118,6 +115,12 @@ impl BitmapTiming {
         (self.busy_nanos + open) as f64
     }
 
+    /// RAID 5/6 (the bitmap covers stripes): every write waits for the next unplug and
+    /// `raid5d` waits with it.
+    fn raid5(&self) -> bool {
+        self.extent.stripes.is_some()
+    }
+
     /// Bytes of the bitmap's first page as md writes it (its superblock and first bits): what
     /// a superblock update writes before the md superblock.
     pub(super) fn super_page_bytes(&self) -> u32 {
@@ -145,7 +148,7 @@ impl Engine {
         let (first, last) = b.chunks_of(&io);
         b.bitmap.start_write(first, last);
         if b.unplug.is_some() || b.next_due {
-            if b.raid5 || b.bitmap.has_dirty() {
+            if b.raid5() || b.bitmap.has_dirty() {
                 b.next_waiters.push(id);
                 return true;
             }
@@ -197,7 +200,7 @@ impl Engine {
             };
             b.unplug = Some(id);
             b.busy_since_nanos = self.now;
-            if b.raid5 {
+            if b.raid5() {
                 // raid5d writes the bitmap itself and handles no stripe until it is on disk.
                 if let Some(md) = self.md.as_mut() {
                     b.raid5d_free_at_nanos = md.threads_free_at_nanos[0];
@@ -225,7 +228,7 @@ impl Engine {
         if self.measuring {
             b.busy_nanos += now.saturating_sub(b.busy_since_nanos);
         }
-        if b.raid5 {
+        if b.raid5() {
             if let Some(md) = self.md.as_mut() {
                 md.threads_free_at_nanos[0] = b.raid5d_free_at_nanos.max(now as f64);
             }
@@ -272,7 +275,7 @@ impl Engine {
         };
         let (first, last) = b.chunks_of(&io);
         b.bitmap.end_write(first, last);
-        if b.raid5 && b.next_pass_nanos.is_none() && !b.bitmap.all_clean() {
+        if b.raid5() && b.next_pass_nanos.is_none() && !b.bitmap.all_clean() {
             // raid5d runs for every write: the pass comes as soon as 5 s have gone by.
             let t = now.max(b.last_pass_nanos + DEFAULT_DAEMON_SLEEP_NANOS);
             b.next_pass_nanos = Some(t);
@@ -290,7 +293,7 @@ impl Engine {
         let Some(b) = self.bitmap.as_mut() else {
             return;
         };
-        if b.raid5 {
+        if b.raid5() {
             return;
         }
         if now >= b.last_pass_nanos + DEFAULT_DAEMON_SLEEP_NANOS {

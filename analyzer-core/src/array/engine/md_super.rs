@@ -130,7 +130,9 @@ impl Engine {
     /// One write of `len_bytes` at `offset_bytes` to every member, the update's step (`md` the
     /// md superblock, else the bitmap's page).
     fn super_write(&mut self, offset_bytes: u64, len_bytes: u32, md: bool) {
-        let measuring = self.measuring;
+        if self.measuring {
+            self.count_super_step(len_bytes, md);
+        }
         let Some(s) = self.safe_mode.as_mut() else {
             return;
         };
@@ -144,17 +146,6 @@ impl Engine {
             phase: 0,
         }));
         s.writing_md_super = md;
-        if measuring {
-            s.member_writes += ops.len() as u64;
-            for o in &ops {
-                self.disks[o.disk as usize].count(true, o.len_bytes);
-            }
-            if !md {
-                if let Some(b) = self.bitmap.as_mut() {
-                    b.page_writes += ops.len() as u64;
-                }
-            }
-        }
         let id = self.alloc_internal(Kind::MdSuper, ops, Vec::new());
         if let Some(s) = self.safe_mode.as_mut() {
             s.updating = Some(id);
@@ -252,20 +243,26 @@ impl Engine {
         }
         s.in_sync = true;
         s.updates += 1;
-        let members = s.members.clone();
-        for &disk in &members {
-            let writes = [
-                page.map(|bytes| bytes as u64),
-                Some(u64::from(SUPERBLOCK_WRITE_BYTES)),
-            ];
-            for bytes in writes.into_iter().flatten() {
-                self.disks[disk as usize].count(true, bytes as u32);
-                if let Some(s) = self.safe_mode.as_mut() {
-                    s.member_writes += 1;
-                }
-            }
-            if let (Some(_), Some(b)) = (page, self.bitmap.as_mut()) {
-                b.page_writes += 1;
+        if let Some(bytes) = page {
+            self.count_super_step(bytes, false);
+        }
+        self.count_super_step(SUPERBLOCK_WRITE_BYTES, true);
+    }
+
+    /// Counts one step of an update on the members: `len_bytes` written to each, the md
+    /// superblock (`md`) or the bitmap's first page (also a bitmap page write).
+    fn count_super_step(&mut self, len_bytes: u32, md: bool) {
+        let Some(s) = self.safe_mode.as_mut() else {
+            return;
+        };
+        let n = s.members.len() as u64;
+        s.member_writes += n;
+        for &disk in &s.members {
+            self.disks[disk as usize].count(true, len_bytes);
+        }
+        if !md {
+            if let Some(b) = self.bitmap.as_mut() {
+                b.page_writes += n;
             }
         }
     }
