@@ -711,14 +711,47 @@ test('the array view predicts layouts in the worker, the same numbers as blocksi
   const nvme = await iops('iops-1');
   assert.ok(nvme > twelve, `NVMe RAID 10 ${nvme} IOPS vs SAS RAID 5 ${twelve}`);
   assert.equal(await page.locator('[data-testid=array-table] tbody tr').count(), 2);
+
+  // A named controller for the second layout: the CLI's --controller, same numbers.
+  const answered = (i, text) => page.waitForFunction(([i, text]) => {
+    const row = document.querySelector(`[data-testid=array-row-${i}] td`);
+    return row && row.textContent.includes(text)
+      && document.querySelector('[data-testid=view-array]').dataset.computing === 'false';
+  }, [i, text], { timeout: 120_000 });
+  assert.equal(await page.locator('[data-testid=array-md-1]').count(), 1);
+  await page.locator('[data-testid=array-controller-1]').selectOption('perc-h730');
+  await answered(1, 'controller perc-h730');
+  assert.match(page.url(), /raid10\.12\.nvme\.65536\.1\.ctl:perc-h730/);
+  assert.equal(await page.locator('[data-testid=array-md-1]').count(), 0);
+  const perc = await iops('iops-1');
+  const cliPerc = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid10', '--disks', '12',
+    '--disk', 'nvme', '--chunk', '65536', '--qd', '16', '--controller', 'perc-h730'])).configs[0];
+  assert.equal(perc, cliPerc.without_cache.iops);
+  assert.ok(perc !== nvme, `PERC H730 ${perc} IOPS, md ${nvme}`);
+  assert.match(await page.locator('[data-testid=array-table] ~ ul.hint').innerText(), /perc-h730|PERC H730/);
+
+  // md's settings on the first (RAID 5 under md): the CLI's flags, same numbers.
+  await page.locator('[data-testid=array-sc-0]').selectOption('4096');
+  await page.locator('[data-testid=array-gt-0]').selectOption('2');
+  await page.locator('[data-testid=array-bm-0]').selectOption('none');
+  await answered(0, 'group_thread_cnt 2, bitmap none');
+  assert.match(page.url(), /raid5\.12\.sas-10k\.65536\.0\.sc:4096\.gt:2\.bm:none/);
+  const tuned = await iops('iops-0');
+  const cliMd = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid5', '--disks', '12',
+    '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16', '--stripe-cache-size', '4096',
+    '--group-thread-cnt', '2', '--md-bitmap', 'none'])).configs[0];
+  assert.equal(tuned, cliMd.without_cache.iops);
   await page.screenshot({ path: join(SHOTS, 'array.png'), fullPage: true });
 
-  // The link reproduces both layouts and their numbers.
+  // The link reproduces both layouts, their settings and their numbers.
   const again = await browser.context.newPage();
   await again.goto(page.url());
   await waitReady(again);
   await again.locator('[data-testid=iops-1]').waitFor({ timeout: 120_000 });
-  assert.equal(Number(await again.locator('[data-testid=iops-1]').getAttribute('data-value')), nvme);
+  assert.equal(Number(await again.locator('[data-testid=iops-1]').getAttribute('data-value')), perc);
+  assert.equal(Number(await again.locator('[data-testid=iops-0]').getAttribute('data-value')), tuned);
+  assert.equal(await again.locator('[data-testid=array-controller-1]').inputValue(), 'perc-h730');
+  assert.equal(await again.locator('[data-testid=array-sc-0]').inputValue(), '4096');
   await again.close();
   assert.deepEqual(problems, []);
   await page.close();

@@ -9,7 +9,11 @@ pub const VIEWS: [(&str, &str); 4] = [
     ("array", "Array"),
 ];
 
+use analyzer_core::array::controller_preset::ControllerPreset;
+use analyzer_core::array::md::Raid10Layout;
+use analyzer_core::array::md_bitmap::MdBitmapSetting;
 use analyzer_core::cache::{Admission, Preset};
+use analyzer_core::job::predict::ControllerSettings;
 use analyzer_core::job::simulate::model::KernelModel;
 
 use crate::worker::predict::{ArrayParams, MAX_CONFIGS};
@@ -335,14 +339,28 @@ impl UrlState {
                 .arrays
                 .iter()
                 .map(|a| {
-                    format!(
+                    let c = &a.controller;
+                    let mut t = format!(
                         "{}.{}.{}.{}.{}",
                         a.level,
                         a.disks,
                         a.disk,
                         a.chunk_bytes,
                         u8::from(a.controller_cache)
-                    )
+                    );
+                    let extra = [
+                        ("ctl", c.preset.clone()),
+                        ("r10", c.md_raid10_layout.clone()),
+                        ("sc", c.md_stripe_cache_size.map(|n| n.to_string())),
+                        ("gt", c.md_group_thread_cnt.map(|n| n.to_string())),
+                        ("bm", c.md_bitmap.clone()),
+                    ];
+                    for (key, value) in extra {
+                        if let Some(v) = value {
+                            t.push_str(&format!(".{key}:{v}"));
+                        }
+                    }
+                    t
                 })
                 .collect();
             out.push_str(&format!("&arr={}", encode(&parts.join(","))));
@@ -409,7 +427,10 @@ pub fn dm_cache_blocks() -> impl Iterator<Item = u64> {
     crate::units::powers_of_two(32 << 10, 1 << 20)
 }
 
-/// `raid5.6.sas-10k.65536.0`: level, disks, disk preset, chunk bytes, controller cache.
+/// `raid5.6.sas-10k.65536.0`: level, disks, disk preset, chunk bytes, controller cache; then
+/// optional `key:value` fields: `ctl:` a controller preset, and Linux md's settings, `r10:` the
+/// RAID 10 layout, `sc:` stripe_cache_size, `gt:` group_thread_cnt, `bm:` the bitmap. A field
+/// whose value is not one the Array view offers is left out (the layout keeps md's default).
 fn parse_array(s: &str) -> Option<ArrayParams> {
     let mut it = s.split('.');
     let level = it.next()?.to_owned();
@@ -421,14 +442,45 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
         .ok()
         .filter(|&c: &u64| (4096..=(16 << 20)).contains(&c))?;
     let controller_cache = it.next()? == "1";
-    (level.len() <= 16 && disk.len() <= 16).then_some(ArrayParams {
+    let mut controller = ControllerSettings::default();
+    for field in it {
+        let Some((key, v)) = field.split_once(':') else {
+            continue;
+        };
+        match key {
+            "ctl" => controller.preset = ControllerPreset::by_name(v).map(|p| p.name.to_owned()),
+            "r10" => controller.md_raid10_layout = Raid10Layout::from_name(v).map(|l| l.name()),
+            "sc" => {
+                controller.md_stripe_cache_size =
+                    v.parse().ok().filter(|n| (17..=32_768).contains(n))
+            }
+            "gt" => controller.md_group_thread_cnt = v.parse().ok().filter(|&n: &u32| n <= 64),
+            "bm" => {
+                controller.md_bitmap = MdBitmapSetting::parse(v)
+                    .is_ok()
+                    .then(|| v.to_ascii_lowercase())
+                    .filter(|b| b.len() <= 16)
+            }
+            _ => {}
+        }
+    }
+    let mut params = ArrayParams {
         level,
         disks,
         disk,
         chunk_bytes,
         controller_cache,
+        controller,
         ..ArrayParams::default()
-    })
+    };
+    if !params.software() {
+        // md's settings mean nothing behind a hardware controller.
+        params.controller = ControllerSettings {
+            preset: params.controller.preset.take(),
+            ..ControllerSettings::default()
+        };
+    }
+    (params.level.len() <= 16 && params.disk.len() <= 16).then_some(params)
 }
 
 fn encode(s: &str) -> String {
@@ -465,6 +517,72 @@ fn decode(s: &str) -> String {
 mod tests {
     use super::*;
     use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn array_controllers_and_md_settings_round_trip() {
+        use analyzer_core::job::predict::ControllerSettings;
+        let arrays = vec![
+            ArrayParams {
+                level: "raid6".into(),
+                disks: 8,
+                disk: "nvme".into(),
+                controller: ControllerSettings {
+                    md_stripe_cache_size: Some(4096),
+                    md_group_thread_cnt: Some(2),
+                    md_bitmap: Some("none".into()),
+                    ..ControllerSettings::default()
+                },
+                ..ArrayParams::default()
+            },
+            ArrayParams {
+                level: "raid10".into(),
+                disks: 5,
+                controller: ControllerSettings {
+                    preset: Some("intel-vroc".into()),
+                    md_raid10_layout: Some("f2".into()),
+                    ..ControllerSettings::default()
+                },
+                ..ArrayParams::default()
+            },
+            ArrayParams {
+                controller_cache: true,
+                controller: ControllerSettings {
+                    preset: Some("perc-h730".into()),
+                    ..ControllerSettings::default()
+                },
+                ..ArrayParams::default()
+            },
+        ];
+        let s = UrlState {
+            arrays,
+            ..UrlState::default()
+        };
+        let hash = s.to_hash();
+        assert!(
+            hash.contains("raid6.8.nvme.65536.0.sc:4096.gt:2.bm:none,")
+                && hash.contains("raid10.5.sas-10k.65536.0.ctl:intel-vroc.r10:f2,")
+                && hash.contains("raid5.6.sas-10k.65536.1.ctl:perc-h730"),
+            "{hash}"
+        );
+        assert_eq!(UrlState::from_hash(&hash), s);
+        // A link with values the view does not offer keeps md's defaults for them; md's
+        // settings behind a hardware controller are dropped, its preset kept.
+        let junk = UrlState::from_hash(
+            "#arr=raid5.6.nvme.65536.0.ctl:nope.sc:3.gt:x.bm:7.r10:z9.zz:1,raid5.6.nvme.65536.1.ctl:hpe-p421.sc:512",
+        );
+        assert_eq!(junk.arrays[0].controller, ControllerSettings::default());
+        assert_eq!(
+            junk.arrays[1].controller,
+            ControllerSettings {
+                preset: Some("hpe-p421".into()),
+                ..ControllerSettings::default()
+            }
+        );
+        // Links from before these fields open as they did.
+        let old = &UrlState::from_hash("#arr=raid5.6.nvme.65536.1").arrays[0];
+        assert!(old.controller_cache);
+        assert_eq!(old.controller, ControllerSettings::default());
+    }
 
     #[wasm_bindgen_test(unsupported = test)]
     fn hash_round_trips_and_ignores_junk() {

@@ -341,23 +341,38 @@ impl ArrayParams {
 
     /// Whether the array ends up behind Linux md rather than a hardware controller, as the
     /// controller settings resolve in [`ArrayParams::config`] (an unknown preset is refused
-    /// there).
-    fn software(&self) -> bool {
+    /// there): the md settings of [`ControllerSettings`] apply only then.
+    pub fn software(&self) -> bool {
         match &self.controller.preset {
             Some(name) => ControllerPreset::by_name(name).is_some_and(|p| p.software),
             None => !self.controller_cache && self.controller.cache_bytes.is_none(),
         }
     }
 
-    /// Short label: `6 × sas-10k raid5, 64 KiB chunk`.
+    /// Short label: `6 × sas-10k raid5, 64 KiB chunk`, then the controller and the md settings
+    /// given (`, stripe_cache_size 4096, bitmap none`).
     pub fn label(&self) -> String {
+        let c = &self.controller;
+        let mut md = String::new();
+        if let Some(l) = &c.md_raid10_layout {
+            md.push_str(&format!(", layout {l}"));
+        }
+        if let Some(n) = c.md_stripe_cache_size {
+            md.push_str(&format!(", stripe_cache_size {n}"));
+        }
+        if let Some(n) = c.md_group_thread_cnt {
+            md.push_str(&format!(", group_thread_cnt {n}"));
+        }
+        if let Some(b) = &c.md_bitmap {
+            md.push_str(&format!(", bitmap {b}"));
+        }
         format!(
-            "{} × {} {}, {} chunk{}",
+            "{} × {} {}, {} chunk{}{md}",
             self.disks,
             self.disk,
             self.level,
             bytes(self.chunk_bytes),
-            match &self.controller.preset {
+            match &c.preset {
                 Some(p) => format!(", controller {p}"),
                 None if self.controller_cache => ", controller cache".into(),
                 None => String::new(),

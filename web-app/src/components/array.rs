@@ -1,11 +1,14 @@
 //! The Array view: a layout editor for up to four RAID configurations side by side (level,
-//! disks, disk preset, chunk, controller cache) and their predicted IOPS, latency, per-disk
+//! disks, disk preset, chunk, controller: Linux md with its settings, a generic hardware
+//! controller's cache or a named controller preset) and their predicted IOPS, latency, per-disk
 //! utilisation and bottleneck, with and without the SSD cache chosen in the Cache view, and the
 //! IOPS-vs-latency curve of every layout over a sweep of outstanding I/Os. The numbers come from
 //! the worker (the trace, or its brushed time window, replayed through `analyzer_core::array`);
 //! while it computes, a spinner shows and the page stays live.
 
+use analyzer_core::array::controller_preset::ControllerPreset;
 use analyzer_core::array::{DiskPreset, RunResult, StandardLevel};
+use analyzer_core::job::predict::ControllerSettings;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -15,7 +18,9 @@ use crate::components::chart_card::ChartCard;
 use crate::state::PredictState;
 use crate::units::{bytes, count, duration};
 use crate::url_state::UrlState;
-use crate::worker::predict::{ArrayParams, ConfigPrediction, PredictRequest, Staging, MAX_CONFIGS};
+use crate::worker::predict::{
+    ArrayParams, ConfigPrediction, PredictRequest, Staging, CONTROLLER_CACHE_BYTES, MAX_CONFIGS,
+};
 
 #[derive(Properties, PartialEq)]
 pub struct ArrayProps {
@@ -29,6 +34,154 @@ pub struct ArrayProps {
 
 const CHUNKS_KIB: [u64; 6] = [16, 32, 64, 128, 256, 512];
 const DEPTHS: [u32; 7] = [1, 4, 8, 16, 32, 64, 128];
+/// md's `stripe_cache_size` choices (md's default 256 first; its maximum is 32,768).
+const STRIPE_CACHE_SIZES: [u32; 8] = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768];
+/// md's `group_thread_cnt` choices (0, md's default: `raid5d` alone).
+const GROUP_THREADS: [u32; 5] = [0, 1, 2, 4, 8];
+/// mdadm's RAID 10 layouts (`n2`, md's default, first).
+const RAID10_LAYOUTS: [&str; 6] = ["n2", "f2", "o2", "n3", "f3", "o3"];
+/// md's write-intent bitmap: mdadm's default (`auto`), none, or internal with 64 MiB chunks.
+const BITMAPS: [&str; 3] = ["auto", "none", "internal"];
+
+/// The controller select's value for a layout: `md`, `cache` (a generic hardware controller
+/// with its write-back cache) or a controller preset's name.
+fn controller_choice(a: &ArrayParams) -> String {
+    match &a.controller.preset {
+        Some(p) => p.clone(),
+        None if a.controller_cache => "cache".into(),
+        None => "md".into(),
+    }
+}
+
+/// Keeps only the md settings that `a`'s controller and level take (none behind a hardware
+/// controller; the RAID 10 layout on RAID 10; the stripe cache and threads on parity levels;
+/// the bitmap where there is redundancy), so that an edit never leaves a setting the engine
+/// refuses.
+fn prune_md(a: &mut ArrayParams) {
+    let software = a.software();
+    let c = &mut a.controller;
+    if !software {
+        *c = ControllerSettings {
+            preset: c.preset.take(),
+            ..ControllerSettings::default()
+        };
+        return;
+    }
+    let level = a.level.as_str();
+    if level != "raid10" {
+        c.md_raid10_layout = None;
+    }
+    if !is_parity(level) {
+        c.md_stripe_cache_size = None;
+        c.md_group_thread_cnt = None;
+    }
+    if matches!(level, "jbod" | "raid0") {
+        c.md_bitmap = None;
+    }
+}
+
+fn is_parity(level: &str) -> bool {
+    matches!(level, "raid5" | "raid6" | "raid50" | "raid60")
+}
+
+fn set_controller(a: &mut ArrayParams, v: &str) {
+    let preset = ControllerPreset::by_name(v);
+    a.controller.preset = preset.map(|p| p.name.to_owned());
+    a.controller_cache = match preset {
+        Some(p) => !p.software,
+        None => v == "cache",
+    };
+    prune_md(a);
+}
+
+/// One md setting's select: `text` and its `title`, the choices `values` with md's default
+/// first, the current value (listed too when a link gave another), and the field it sets.
+struct MdSelect<'a, T> {
+    text: &'static str,
+    title: &'static str,
+    testid: &'static str,
+    values: &'a [T],
+    current: T,
+    set: fn(&mut ArrayParams, &str),
+}
+
+impl<T: PartialEq + std::fmt::Display + Copy> MdSelect<'_, T> {
+    fn view(&self, url: &UrlState, on_url: &Callback<UrlState>, i: usize) -> Html {
+        let default = self.values[0];
+        let extra = (!self.values.contains(&self.current)).then_some(self.current);
+        let options = self.values.iter().copied().chain(extra).map(|v| {
+            html! {
+                <option value={v.to_string()} selected={v == self.current}>
+                    { if v == default { format!("{v} (md's default)") } else { v.to_string() } }
+                </option>
+            }
+        });
+        html! {
+            <label title={self.title}>{ self.text }{ " " }
+                <select data-testid={format!("array-{}-{i}", self.testid)}
+                    onchange={edit(url, on_url, i, self.set)}>{ for options }</select>
+            </label>
+        }
+    }
+}
+
+/// The md settings of layout `i` that its level takes.
+fn md_settings(url: &UrlState, on_url: &Callback<UrlState>, i: usize, a: &ArrayParams) -> Html {
+    let c = &a.controller;
+    let level = a.level.as_str();
+    if matches!(level, "jbod" | "raid0") {
+        return html! {};
+    }
+    let layout = MdSelect {
+        text: "md layout",
+        title: "mdadm --layout: near, far or offset copies",
+        testid: "r10",
+        values: &RAID10_LAYOUTS,
+        current: c.md_raid10_layout.as_deref().unwrap_or(RAID10_LAYOUTS[0]),
+        set: |a, v| a.controller.md_raid10_layout = (v != RAID10_LAYOUTS[0]).then(|| v.to_owned()),
+    };
+    let stripe_cache = MdSelect {
+        text: "stripe_cache_size",
+        title:
+            "stripes of one page per member that md caches (/sys/block/mdX/md/stripe_cache_size)",
+        testid: "sc",
+        values: &STRIPE_CACHE_SIZES,
+        current: c.md_stripe_cache_size.unwrap_or(STRIPE_CACHE_SIZES[0]),
+        set: |a, v| {
+            a.controller.md_stripe_cache_size =
+                v.parse().ok().filter(|&n| n != STRIPE_CACHE_SIZES[0])
+        },
+    };
+    let threads = MdSelect {
+        text: "group_thread_cnt",
+        title: "stripe-handling threads besides raid5d (/sys/block/mdX/md/group_thread_cnt)",
+        testid: "gt",
+        values: &GROUP_THREADS,
+        current: c.md_group_thread_cnt.unwrap_or(GROUP_THREADS[0]),
+        set: |a, v| {
+            a.controller.md_group_thread_cnt = v.parse().ok().filter(|&n| n != GROUP_THREADS[0])
+        },
+    };
+    let bitmap = MdSelect {
+        text: "bitmap",
+        title: "md's write-intent bitmap: mdadm's default (internal, 64 MiB chunks, on members over 100 GiB), none, or internal",
+        testid: "bm",
+        values: &BITMAPS,
+        current: c.md_bitmap.as_deref().unwrap_or(BITMAPS[0]),
+        set: |a, v| a.controller.md_bitmap = (v != BITMAPS[0]).then(|| v.to_owned()),
+    };
+    html! {
+        <div class="array-editor md-settings" data-testid={format!("array-md-{i}")}>
+            <strong>{ "Linux md settings" }</strong>
+            if level == "raid10" { { layout.view(url, on_url, i) } }
+            if is_parity(level) {
+                { stripe_cache.view(url, on_url, i) }
+                { threads.view(url, on_url, i) }
+            }
+            { bitmap.view(url, on_url, i) }
+        </div>
+    }
+}
 
 fn target_value(e: &Event) -> String {
     let Some(t) = e.target() else {
@@ -148,6 +301,20 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
         let presets = DiskPreset::ALL.iter().map(|p| {
             html! { <option value={p.name()} selected={p.name() == a.disk}>{ p.name() }</option> }
         });
+        let chosen = controller_choice(a);
+        let controllers = [
+            ("md", "Linux md".to_owned(), "Linux software RAID: no controller, no cache".to_owned()),
+            ("cache", format!("hardware, {} write-back cache", bytes(CONTROLLER_CACHE_BYTES)),
+                "a hardware RAID controller with no published ceilings assumed".to_owned()),
+        ]
+        .into_iter()
+        .chain(ControllerPreset::ALL.iter().map(|p| {
+            // The product's short name (before its details), the preset's name, and the
+            // whole description as the option's title.
+            let short = p.product.split([',', '(', ':']).next().unwrap_or(p.product).trim();
+            (p.name, format!("{short} ({})", p.name), p.product.to_owned())
+        }))
+        .map(|(value, text, title)| html! { <option value={value} selected={value == chosen} {title}>{ text }</option> });
         let chunks = CHUNKS_KIB.iter().map(|&k| {
             html! { <option value={(k << 10).to_string()} selected={k << 10 == a.chunk_bytes}>{ format!("{k} KiB") }</option> }
         });
@@ -169,7 +336,7 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                 <div class="array-editor">
                     <label>{ "RAID level " }
                         <select data-testid={format!("array-level-{i}")}
-                            onchange={edit(url, &props.on_url, i, |a, v| a.level = v.to_owned())}>{ for levels }</select>
+                            onchange={edit(url, &props.on_url, i, |a, v| { a.level = v.to_owned(); prune_md(a) })}>{ for levels }</select>
                     </label>
                     <label>{ "Disks " }
                         <input type="number" min="1" max="64" value={a.disks.to_string()} data-testid={format!("array-disks-{i}")}
@@ -183,15 +350,15 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                         <select data-testid={format!("array-chunk-{i}")}
                             onchange={edit(url, &props.on_url, i, |a, v| if let Ok(c) = v.parse() { a.chunk_bytes = c })}>{ for chunks }</select>
                     </label>
-                    <label>
-                        <input type="checkbox" checked={a.controller_cache} data-testid={format!("array-ctrl-{i}")}
-                            onchange={edit(url, &props.on_url, i, |a, v| a.controller_cache = v == "1")} />
-                        { " Controller cache" }
+                    <label>{ "Controller " }
+                        <select data-testid={format!("array-controller-{i}")}
+                            onchange={edit(url, &props.on_url, i, set_controller)}>{ for controllers }</select>
                     </label>
                     if url.arrays.len() > 1 {
                         <button class="link" onclick={remove}>{ "Remove" }</button>
                     }
                 </div>
+                if a.software() { { md_settings(url, &props.on_url, i, a) } }
                 if let Some(c) = answer { { result_block(c) } }
             </section>
         }
@@ -332,5 +499,54 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                 </section>
             }
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every controller on every level, from a layout carrying every md setting: the editor
+    /// keeps exactly the settings that apply, so the engine takes what it builds.
+    #[test]
+    fn every_controller_and_level_gives_a_layout_the_engine_takes() {
+        let values = ["md", "cache"]
+            .into_iter()
+            .chain(ControllerPreset::ALL.iter().map(|p| p.name));
+        for v in values {
+            for level in StandardLevel::ALL {
+                let mut a = ArrayParams {
+                    level: level.name().into(),
+                    disks: 8,
+                    controller: ControllerSettings {
+                        md_raid10_layout: Some("f2".into()),
+                        md_stripe_cache_size: Some(4096),
+                        md_group_thread_cnt: Some(2),
+                        md_bitmap: Some("none".into()),
+                        ..ControllerSettings::default()
+                    },
+                    ..ArrayParams::default()
+                };
+                set_controller(&mut a, v);
+                assert_eq!(controller_choice(&a), v);
+                let c = &a.controller;
+                let software = a.software();
+                assert_eq!(software, v == "md" || v == "intel-vroc", "{v}");
+                let parity = is_parity(level.name());
+                assert_eq!(c.md_stripe_cache_size.is_some(), software && parity);
+                assert_eq!(c.md_group_thread_cnt.is_some(), software && parity);
+                assert_eq!(
+                    c.md_raid10_layout.is_some(),
+                    software && level == StandardLevel::Raid10
+                );
+                assert_eq!(
+                    c.md_bitmap.is_some(),
+                    software && !matches!(level, StandardLevel::Jbod | StandardLevel::Raid0)
+                );
+                if let Err(e) = a.config() {
+                    panic!("{v} {}: {e}", level.name());
+                }
+            }
+        }
     }
 }
