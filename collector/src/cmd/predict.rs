@@ -14,7 +14,7 @@ use analyzer_core::job::predict::{
 };
 use analyzer_core::job::{CacheParams, CacheSize, Job};
 use analyzer_core::units::{
-    bytes, bytes_per_sec, duration, duration_f64, escape, parse_size, per_sec,
+    bytes, bytes_per_sec, count, duration, duration_f64, escape, parse_size, per_sec,
 };
 use anyhow::{bail, Context};
 
@@ -467,15 +467,15 @@ fn print_run(out: &mut impl Write, label: &str, r: &RunResult) -> std::io::Resul
             out,
             "{:<12} member I/O {} reads ({}), {} writes ({}) over {} members{}",
             "",
-            sum(|d| d.reads),
+            count(sum(|d| d.reads)),
             bytes(sum(|d| d.read_bytes)),
-            sum(|d| d.writes),
+            count(sum(|d| d.writes)),
             bytes(sum(|d| d.write_bytes)),
             members.len(),
             if r.md_stripe_heads > 0 {
                 format!(
                     "; {} md stripe heads, raid5d {:.0}% busy",
-                    r.md_stripe_heads,
+                    count(r.md_stripe_heads),
                     r.raid5d_utilisation * 100.0
                 )
             } else {
@@ -489,9 +489,9 @@ fn print_run(out: &mut impl Write, label: &str, r: &RunResult) -> std::io::Resul
             "{:<12} md write-intent bitmap ({} chunks): {} unplugs and {} daemon passes wrote pages, {} page writes to the members; an unplug writing {:.0}% of the time",
             "",
             bytes(b.chunk_bytes),
-            b.unplug_writes,
-            b.daemon_writes,
-            b.member_writes,
+            count(b.unplug_writes),
+            count(b.daemon_writes),
+            count(b.member_writes),
             b.unplug_busy * 100.0
         )?;
     }
@@ -499,7 +499,9 @@ fn print_run(out: &mut impl Write, label: &str, r: &RunResult) -> std::io::Resul
         writeln!(
             out,
             "{:<12} md superblock: {} updates (safe mode marking the array dirty or clean), {} writes to the members",
-            "", s.updates, s.member_writes
+            "",
+            count(s.updates),
+            count(s.member_writes)
         )?;
     }
     writeln!(out, "{:<12} bottleneck: {}", "", r.bottleneck)?;
@@ -613,34 +615,46 @@ fn run_md_members(args: &Args) -> anyhow::Result<()> {
         };
         writeln!(
             out,
-            "md {:?}, {} members, chunk {} bytes{detail}",
-            config.level, config.members, config.chunk_bytes
+            "md {}, {} members, chunk {}{detail}",
+            config.level.name(),
+            config.members,
+            bytes(config.chunk_bytes)
         )?;
         if matches!(config.level, MdLevel::Raid5 | MdLevel::Raid6) {
             writeln!(
                 out,
                 "stripes: {} rmw, {} rcw, {} full",
-                result.rmw_stripes, result.rcw_stripes, result.full_stripes
+                count(result.rmw_stripes),
+                count(result.rcw_stripes),
+                count(result.full_stripes)
             )?;
         }
         for (i, m) in result.members.iter().enumerate() {
             writeln!(
                 out,
                 "member {i}: {} reads ({} bytes), {} writes ({} bytes), {} flushes",
-                m.read_bios, m.read_bytes, m.write_bios, m.write_bytes, m.flush_bios
+                count(m.read_bios),
+                count(m.read_bytes),
+                count(m.write_bios),
+                count(m.write_bytes),
+                count(m.flush_bios)
             )?;
         }
         let t = result.total;
         writeln!(
             out,
             "total: {} reads ({} bytes), {} writes ({} bytes), {} flushes",
-            t.read_bios, t.read_bytes, t.write_bios, t.write_bytes, t.flush_bios
+            count(t.read_bios),
+            count(t.read_bytes),
+            count(t.write_bios),
+            count(t.write_bytes),
+            count(t.flush_bios)
         )?;
         if result.superblock_updates > 0 {
             writeln!(
                 out,
                 "superblock: {} updates (safe mode marking the array dirty or clean), one 512-byte write to every member each, in the writes above",
-                result.superblock_updates
+                count(result.superblock_updates)
             )?;
         }
     }
