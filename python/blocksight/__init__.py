@@ -265,6 +265,7 @@ def predict(
     speed: Optional[float] = None,
     curve: bool = False,
     md_members: bool = False,
+    controller: Optional[str] = None,
     cache_size: Optional[str] = None,
     preset: Optional[str] = None,
     policy: Optional[str] = None,
@@ -275,7 +276,11 @@ def predict(
     **options: Any,
 ) -> dict:
     """IOPS, MB/s and latency of a RAID layout replaying the trace, with and without an SSD
-    cache: ``blocksight predict IN --json`` (other array settings through ``request=``;
+    cache: ``blocksight predict IN --json``; the controller (``controller="perc-h730"``,
+    ``controller_cache``, ``read_ahead``, ``max_iops``, ``max_mbps``, ``parity_rate``) and md's
+    settings (``stripe_cache_size``, ``group_thread_cnt``, ``raid10_layout``, ``md_bitmap``,
+    ``md_safe_mode_delay``, ``md_stripe_cost``, ``md_page_cost``) as the CLI's flags (others
+    through ``request=``;
     ``sample="1024/N"`` replays only slices of the trace, the Array view's estimate). With
     ``md_members=True``, what Linux md sends each member instead (``predict --md-members
     --json``: ``layout`` raid0/1/10/5/6, ``disks``, ``chunk``, ``qd``, ``stripe_cache_size``,
@@ -293,6 +298,7 @@ def predict(
             speed=speed,
             curve=curve,
             md_members=md_members,
+            controller=controller,
             cache_size=cache_size,
             preset=preset,
             policy=policy,

@@ -69,6 +69,7 @@ def predict(
     speed: Optional[float] = ...,
     curve: bool = ...,
     md_members: bool = ...,
+    controller: Optional[str] = ...,
     cache_size: Optional[str] = ...,
     preset: Optional[str] = ...,
     policy: Optional[str] = ...,

@@ -11,7 +11,9 @@ use analyzer_core::decode::order::Reorder;
 use analyzer_core::job::load::{Load, LoadRequest, DEFAULT_DEVICE_ROWS};
 use analyzer_core::job::mrc::{Mrc, MrcRequest, Sizes};
 use analyzer_core::job::predict::md::{MdMembers, MdRequest};
-use analyzer_core::job::predict::{ArrayParams, Predict, PredictRequest, SampleParams};
+use analyzer_core::job::predict::{
+    ArrayParams, ControllerSettings, Predict, PredictRequest, SampleParams,
+};
 use analyzer_core::job::simulate::model::{
     refuse_generic_settings, refuse_model_settings, KernelModel, Model, ModelRequest,
 };
@@ -27,7 +29,48 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use serde_json::{Map, Value};
 
-type Options = Map<String, Value>;
+/// A job's options (the CLI's flags in snake_case) and which of them the job's request read:
+/// an option no request reads is refused ([`Options::refuse_unread`]), as the CLI refuses a
+/// flag it does not have, instead of a result computed without it. Clones share the record.
+#[derive(Clone, Debug, Default)]
+struct Options {
+    map: Map<String, Value>,
+    read: std::rc::Rc<std::cell::RefCell<std::collections::BTreeSet<String>>>,
+}
+
+impl Options {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.read.borrow_mut().insert(key.to_owned());
+        self.map.get(key)
+    }
+
+    fn insert(&mut self, key: &str, value: Value) {
+        self.map.insert(key.to_owned(), value);
+    }
+
+    fn remove(&mut self, key: &str) {
+        self.map.remove(key);
+    }
+
+    /// Fails on the first option given (not null) that nothing read: one `kind` does not take.
+    fn refuse_unread(&self, kind: &str) -> anyhow::Result<()> {
+        let read = self.read.borrow();
+        let unread: Vec<&str> = self
+            .map
+            .iter()
+            .filter(|(k, v)| !v.is_null() && !read.contains(*k))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        if unread.is_empty() {
+            return Ok(());
+        }
+        bail!(
+            "{kind} does not take {} here ({}: the options are `blocksight {kind}`'s flags in snake_case, and with request= the request alone; docs/python.md)",
+            unread.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", "),
+            if unread.len() == 1 { "it was not used" } else { "they were not used" },
+        )
+    }
+}
 
 fn text<'a>(o: &'a Options, key: &str) -> anyhow::Result<Option<&'a str>> {
     match o.get(key) {
@@ -134,7 +177,7 @@ fn simulate_request(o: &Options) -> anyhow::Result<SimulateRequest> {
         "migration_time",
     ]
     .into_iter()
-    .filter(|k| o.get(*k).is_some_and(|v| !v.is_null()))
+    .filter(|k| o.get(k).is_some_and(|v| !v.is_null()))
     .collect();
     refuse_model_settings(&model_only)?;
     let size_text =
@@ -151,7 +194,7 @@ fn simulate_request(o: &Options) -> anyhow::Result<SimulateRequest> {
         .unwrap_or_default();
     let mut one = o.clone();
     if let Some(first) = policies.first() {
-        one.insert("policy".into(), Value::String(first.clone()));
+        one.insert("policy", Value::String(first.clone()));
     }
     let cache = cache_params(&one, size_text)?;
     Ok(SimulateRequest {
@@ -200,7 +243,7 @@ fn model_request(o: &Options, model: KernelModel) -> anyhow::Result<ModelRequest
         text(o, "cache_size")?.context("a kernel model needs cache_size (like 2GiB or 10%)")?;
     let generic: Vec<&str> = ["policy", "admission", "warmup", "time_bins"]
         .into_iter()
-        .filter(|k| o.get(*k).is_some_and(|v| !v.is_null()))
+        .filter(|k| o.get(k).is_some_and(|v| !v.is_null()))
         .collect();
     refuse_generic_settings(model, &generic)?;
     Ok(ModelRequest {
@@ -238,17 +281,11 @@ fn md_request(o: &Options) -> anyhow::Result<MdRequest> {
     let layout = text(o, "layout")?
         .context("md_members needs layout raid0, raid1, raid10, raid5 or raid6")?;
     let disks = uint(o, "disks")?.context("md_members needs disks")?;
-    let small = |key: &str| -> anyhow::Result<Option<u32>> {
-        uint(o, key)?
-            .map(u32::try_from)
-            .transpose()
-            .with_context(|| format!("{key}: too large"))
-    };
     Ok(MdRequest {
-        stripe_cache_size: small("stripe_cache_size")?,
-        group_thread_cnt: small("group_thread_cnt")?,
-        gather_bios: small("qd")?,
-        safe_mode_delay_nanos: uint(o, "safe_mode_delay_nanos")?,
+        stripe_cache_size: small(o, "stripe_cache_size")?,
+        group_thread_cnt: small(o, "group_thread_cnt")?,
+        gather_bios: small(o, "qd")?,
+        safe_mode_delay_nanos: safe_mode_delay(o)?,
         raid10_layout: text(o, "raid10_layout")?.map(str::to_owned),
         window_nanos: window(o)?,
         ..MdRequest::new(
@@ -257,6 +294,26 @@ fn md_request(o: &Options) -> anyhow::Result<MdRequest> {
             size(o, "chunk")?.unwrap_or(64 << 10),
         )
     })
+}
+
+/// A count that fits 32 bits.
+fn small(o: &Options, key: &str) -> anyhow::Result<Option<u32>> {
+    uint(o, key)?
+        .map(u32::try_from)
+        .transpose()
+        .with_context(|| format!("{key}: too large"))
+}
+
+/// md's `safe_mode_delay`: `md_safe_mode_delay` as the CLI's `--md-safe-mode-delay` takes it
+/// (`200ms`, `0`), or `safe_mode_delay_nanos`.
+fn safe_mode_delay(o: &Options) -> anyhow::Result<Option<u64>> {
+    match (
+        duration(o, "md_safe_mode_delay")?,
+        uint(o, "safe_mode_delay_nanos")?,
+    ) {
+        (Some(_), Some(_)) => bail!("give md_safe_mode_delay or safe_mode_delay_nanos, not both"),
+        (a, b) => Ok(a.or(b)),
+    }
 }
 
 fn mrc_request(o: &Options) -> anyhow::Result<MrcRequest> {
@@ -294,13 +351,28 @@ fn predict_request(o: &Options) -> anyhow::Result<PredictRequest> {
             .context("predict needs disk (sata-7k2, sas-10k, sas-15k, sata-ssd, nvme)")?
             .into(),
         chunk_bytes: size(o, "chunk")?.unwrap_or(64 << 10),
+        controller: ControllerSettings {
+            preset: text(o, "controller")?.map(str::to_owned),
+            cache_bytes: size(o, "controller_cache")?,
+            read_ahead_bytes: size(o, "read_ahead")?,
+            max_iops: float(o, "max_iops")?,
+            max_bytes_per_sec: float(o, "max_mbps")?.map(|m| m * 1e6),
+            parity_chunks_per_sec: float(o, "parity_rate")?,
+            md_stripe_cache_size: small(o, "stripe_cache_size")?,
+            md_group_thread_cnt: small(o, "group_thread_cnt")?,
+            md_stripe_cost_nanos: duration(o, "md_stripe_cost")?.map(|n| n as f64),
+            md_page_cost_nanos: duration(o, "md_page_cost")?.map(|n| n as f64),
+            md_raid10_layout: text(o, "raid10_layout")?.map(str::to_owned),
+            md_bitmap: text(o, "md_bitmap")?.map(str::to_owned),
+            md_safe_mode_delay_nanos: safe_mode_delay(o)?,
+        },
         ..ArrayParams::default()
     };
     let cache = match text(o, "cache_size")? {
         Some(s) => {
             let mut c = o.clone();
             if let Some(line) = o.get("cache_line") {
-                c.insert("line_size".into(), line.clone());
+                c.insert("line_size", line.clone());
             } else {
                 c.remove("line_size");
             }
@@ -361,6 +433,18 @@ struct Slice {
 }
 
 /// Feeds one job over the source, every pass, and returns its result.
+/// [`feed`] once the job's request is built, after refusing the options it did not read.
+fn checked<J: Job>(
+    o: &Options,
+    kind: &str,
+    source: &Source<'_>,
+    slice: Option<Slice>,
+    job: J,
+) -> anyhow::Result<J::Output> {
+    o.refuse_unread(kind)?;
+    feed(source, slice, job)
+}
+
 fn feed<J: Job>(
     source: &Source<'_>,
     slice: Option<Slice>,
@@ -564,7 +648,7 @@ fn run_kind(
 ) -> anyhow::Result<String> {
     match kind {
         "stat" | "analyze" => {
-            let result = feed(source, slice, Load::new(load_request(kind, o)?)?)?;
+            let result = checked(o, kind, source, slice, Load::new(load_request(kind, o)?)?)?;
             if kind == "stat" {
                 to_json(&result.stat)
             } else {
@@ -576,14 +660,30 @@ fn run_kind(
             }
         }
         "simulate" => match kernel_model(o)? {
-            Some(model) => to_json(&feed(source, slice, Model::new(model_request(o, model)?)?)?),
-            None => to_json(&feed(source, slice, Simulate::new(simulate_request(o)?)?)?),
+            Some(model) => {
+                let job = Model::new(model_request(o, model)?)?;
+                to_json(&checked(o, kind, source, slice, job)?)
+            }
+            None => {
+                let job = Simulate::new(simulate_request(o)?)?;
+                to_json(&checked(o, kind, source, slice, job)?)
+            }
         },
-        "mrc" => to_json(&feed(source, slice, Mrc::new(mrc_request(o)?)?)?),
+        "mrc" => to_json(&checked(
+            o,
+            kind,
+            source,
+            slice,
+            Mrc::new(mrc_request(o)?)?,
+        )?),
         "predict" if flag(o, "md_members")? => {
-            to_json(&feed(source, slice, MdMembers::new(md_request(o)?)?)?)
+            let job = MdMembers::new(md_request(o)?)?;
+            to_json(&checked(o, kind, source, slice, job)?)
         }
-        "predict" => to_json(&feed(source, slice, Predict::new(predict_request(o)?)?)?),
+        "predict" => {
+            let job = Predict::new(predict_request(o)?)?;
+            to_json(&checked(o, kind, source, slice, job)?)
+        }
         other => bail!("unknown job {other:?}; expected stat, analyze, simulate, mrc or predict"),
     }
 }
@@ -606,7 +706,10 @@ fn run(
     slices: Option<u32>,
 ) -> PyResult<String> {
     let inner = || -> anyhow::Result<String> {
-        let o: Options = serde_json::from_str(options).context("options")?;
+        let o = Options {
+            map: serde_json::from_str(options).context("options")?,
+            ..Options::default()
+        };
         let source = match (paths, batches) {
             (Some(inputs), None) => Source::Files(InputArgs {
                 inputs,

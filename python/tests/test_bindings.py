@@ -72,6 +72,43 @@ def test_predict_equals_cli(sample, cli):
     assert estimate["replayed_requests"] < estimate["trace_requests"]
 
 
+def test_predict_controllers_and_md_settings_equal_cli(sample, cli):
+    # Issue 10's controller presets and md's settings, as the CLI's flags (snake_case).
+    perc = blocksight.predict(sample, layout="raid6", disks=8, disk="sas-15k", qd=16, controller="perc-h730",
+                              max_iops=20000)
+    assert perc == cli("predict", sample, "--layout", "raid6", "--disks", "8", "--disk", "sas-15k", "--qd", "16",
+                       "--controller", "perc-h730", "--max-iops", "20000", "--json")
+    assert perc["configs"][0]["params"]["controller"]["preset"] == "perc-h730"
+    md = blocksight.predict(sample, layout="raid5", disks=6, disk="nvme", qd=32, stripe_cache_size=4096,
+                            group_thread_cnt=2, md_bitmap="none", md_safe_mode_delay="0", md_stripe_cost="2us")
+    assert md == cli("predict", sample, "--layout", "raid5", "--disks", "6", "--disk", "nvme", "--qd", "32",
+                     "--stripe-cache-size", "4096", "--group-thread-cnt", "2", "--md-bitmap", "none",
+                     "--md-safe-mode-delay", "0", "--md-stripe-cost", "2us", "--json")
+    assert md["configs"][0]["without_cache"].get("md_bitmap") is None
+    f2 = blocksight.predict(sample, layout="raid10", disks=4, disk="sata-7k2", qd=4, raid10_layout="f2")
+    assert f2 == cli("predict", sample, "--layout", "raid10", "--disks", "4", "--disk", "sata-7k2", "--qd", "4",
+                     "--raid10-layout", "f2", "--json")
+    # md's settings behind a hardware controller are refused, as the CLI refuses them.
+    with pytest.raises(ValueError, match="apply to Linux md"):
+        blocksight.predict(sample, layout="raid5", disks=6, disk="nvme", controller="perc-h730", stripe_cache_size=4096)
+
+
+def test_an_option_no_job_reads_is_refused(sample):
+    # A misspelt or misplaced option is an error naming it, never a result computed without it.
+    with pytest.raises(ValueError, match='"controler"'):
+        blocksight.predict(sample, layout="raid5", disks=6, disk="nvme", controler="perc-h730")
+    with pytest.raises(ValueError, match='"disk"'):
+        blocksight.predict(sample, md_members=True, layout="raid5", disks=6, disk="nvme")
+    with pytest.raises(ValueError, match='"cache_line"'):
+        blocksight.predict(sample, layout="raid5", disks=6, disk="nvme", cache_line="64KiB")
+    with pytest.raises(ValueError, match='"policy"'):
+        blocksight.stat(sample, policy="lru")
+    # With request= the request alone: other settings are refused, not silently dropped.
+    smq = blocksight.simulate(sample, preset="dm-cache-smq", cache_size="64MiB", line_size="32KiB")
+    with pytest.raises(ValueError, match='"mode"'):
+        blocksight.simulate(sample, request=smq["request"], mode="wt")
+
+
 def test_kernel_cache_models_equal_cli(sample, cli):
     bcache = blocksight.simulate(sample, preset="bcache-kernel", cache_size="512MiB", mode="wb", seq_cutoff="1MiB")
     assert bcache == cli("simulate", sample, "--preset", "bcache-kernel", "--cache-size", "512MiB", "--mode", "wb", "--seq-cutoff", "1MiB", "--json")
