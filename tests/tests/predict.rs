@@ -812,6 +812,7 @@ fn cli_replays_a_trace_open_and_closed_loop() {
 
 #[test]
 fn cli_errors_name_the_problem() {
+    let sample = data_dir().join("sample/pgbench.bst").display().to_string();
     for (args, needle) in [
         (
             vec![
@@ -874,6 +875,40 @@ fn cli_errors_name_the_problem() {
                 "predict", "--layout", "raid5", "--disks", "4", "--disk", "sas-15k",
             ],
             "--profile",
+        ),
+        // Settings that would change nothing are refused, never ignored: the cache's without
+        // --cache-size, and a layout's timing with --md-members (VROC, which is md, passes).
+        (
+            vec![
+                "predict",
+                "--profile",
+                "4k-random-read",
+                "--layout",
+                "raid5",
+                "--disks",
+                "4",
+                "--disk",
+                "sas-15k",
+                "--policy",
+                "arc",
+            ],
+            "--cache-size",
+        ),
+        (
+            vec![
+                "predict",
+                &sample,
+                "--md-members",
+                "--layout",
+                "raid5",
+                "--disks",
+                "4",
+                "--controller",
+                "perc-h730",
+                "--max-iops",
+                "1000",
+            ],
+            "--controller, --max-iops do not change",
         ),
     ] {
         let out = run_blocksight(&args);

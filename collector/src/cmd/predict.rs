@@ -124,20 +124,26 @@ pub struct Args {
     pub cache_size: Option<String>,
     /// Cache product preset (`blocksight simulate --help` lists them: dm-cache, bcache, opencas,
     /// cachecade1, ...). Without one: --policy (default lru), write-through, 4 KiB lines.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", requires = "cache_size")]
     pub preset: Option<String>,
     /// Cache replacement policy (overrides the preset's).
-    #[arg(long, value_name = "POLICY")]
+    #[arg(long, value_name = "POLICY", requires = "cache_size")]
     pub policy: Option<String>,
     /// Cache write mode: ro, wt, wa, wb (overrides the preset's).
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", requires = "cache_size")]
     pub mode: Option<String>,
     /// Cache admission: always, nhit:N, smq, seqcut:SIZE (overrides the preset's).
-    #[arg(long, value_name = "RULE")]
+    #[arg(long, value_name = "RULE", requires = "cache_size")]
     pub admission: Option<String>,
     /// Cache line size (default: the preset's, else 4 KiB, as `simulate`; `--line-size` is
     /// `simulate`'s name for it, accepted here too).
-    #[arg(long, visible_alias = "line-size", value_name = "SIZE", value_parser = parse_size)]
+    #[arg(
+        long,
+        visible_alias = "line-size",
+        value_name = "SIZE",
+        value_parser = parse_size,
+        requires = "cache_size"
+    )]
     pub cache_line: Option<u64>,
     /// Cache devices: preset and count (RAID 1 when 2, RAID 0 otherwise).
     #[arg(long, value_name = "PRESET", default_value = "sata-ssd")]
@@ -588,6 +594,41 @@ fn run_md_members(args: &Args) -> anyhow::Result<()> {
         .as_deref()
         .context("--md-members needs --layout raid0, raid1, raid10, raid5 or raid6")?;
     let disks = args.disks.context("--md-members needs --disks")?;
+    // What times a layout does not change what md sends its members: refused, not ignored.
+    let vroc = args.controller.as_deref().is_some_and(|c| {
+        analyzer_core::array::controller_preset::ControllerPreset::by_name(c)
+            .is_some_and(|p| p.software)
+    });
+    let timing_only = [
+        ("--disk", args.disk.is_some()),
+        ("--groups", args.groups.is_some()),
+        ("--failed", !args.failed.is_empty()),
+        ("--array", args.array.is_some()),
+        ("--controller", args.controller.is_some() && !vroc),
+        ("--controller-cache", args.controller_cache.is_some()),
+        ("--read-ahead", args.read_ahead.is_some()),
+        ("--max-iops", args.max_iops.is_some()),
+        ("--max-mbps", args.max_mbps.is_some()),
+        ("--parity-rate", args.parity_rate.is_some()),
+        ("--md-stripe-cost", args.md_stripe_cost.is_some()),
+        ("--md-page-cost", args.md_page_cost.is_some()),
+        ("--cache-size", args.cache_size.is_some()),
+        ("--curve", args.curve),
+        ("--replay", args.replay),
+        ("--sample", args.sample.is_some()),
+    ];
+    let given: Vec<&str> = timing_only
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(flag, _)| *flag)
+        .collect();
+    if !given.is_empty() {
+        bail!(
+            "--md-members counts the bios Linux md sends its members, which {} {} not change (it times a layout: leave out --md-members)",
+            given.join(", "),
+            if given.len() == 1 { "does" } else { "do" }
+        );
+    }
     let request = MdRequest {
         stripe_cache_size: args.stripe_cache_size,
         group_thread_cnt: args.group_thread_cnt,
