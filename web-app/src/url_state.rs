@@ -456,10 +456,8 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
             }
             "gt" => controller.md_group_thread_cnt = v.parse().ok().filter(|&n: &u32| n <= 64),
             "bm" => {
-                controller.md_bitmap = MdBitmapSetting::parse(v)
-                    .is_ok()
-                    .then(|| v.to_ascii_lowercase())
-                    .filter(|b| b.len() <= 16)
+                controller.md_bitmap =
+                    (v.len() <= 24 && MdBitmapSetting::parse(v).is_ok()).then(|| v.to_owned())
             }
             _ => {}
         }
@@ -568,8 +566,15 @@ mod tests {
         // A link with values the view does not offer keeps md's defaults for them; md's
         // settings behind a hardware controller are dropped, its preset kept.
         let junk = UrlState::from_hash(
-            "#arr=raid5.6.nvme.65536.0.ctl:nope.sc:3.gt:x.bm:7.r10:z9.zz:1,raid5.6.nvme.65536.1.ctl:hpe-p421.sc:512",
+            "#arr=raid5.6.nvme.65536.0.ctl:nope.sc:3.gt:x.bm:7.r10:z9.zz:1,raid5.6.nvme.65536.1.ctl:hpe-p421.sc:512,raid1.2.nvme.65536.0.bm:internal:128MiB",
         );
+        // A bitmap chunk mdadm takes, as the CLI's --md-bitmap takes it.
+        let chunked = &junk.arrays[2];
+        assert_eq!(
+            chunked.controller.md_bitmap.as_deref(),
+            Some("internal:128MiB")
+        );
+        assert!(chunked.config().is_ok());
         assert_eq!(junk.arrays[0].controller, ControllerSettings::default());
         assert_eq!(
             junk.arrays[1].controller,
