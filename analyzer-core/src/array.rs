@@ -82,6 +82,24 @@ impl StandardLevel {
         }
     }
 
+    /// Whether the level computes parity (RAID 5/6 and their stripes, 50/60): where md's stripe
+    /// cache and its threads work.
+    pub fn parity(self) -> bool {
+        matches!(
+            self,
+            StandardLevel::Raid5
+                | StandardLevel::Raid6
+                | StandardLevel::Raid50
+                | StandardLevel::Raid60
+        )
+    }
+
+    /// Whether the level keeps redundancy (all but JBOD and RAID 0): where md has a
+    /// write-intent bitmap and safe mode.
+    pub fn redundant(self) -> bool {
+        !matches!(self, StandardLevel::Jbod | StandardLevel::Raid0)
+    }
+
     pub fn from_name(name: &str) -> Option<StandardLevel> {
         let n = name
             .trim()

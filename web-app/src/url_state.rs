@@ -471,13 +471,8 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
         controller,
         ..ArrayParams::default()
     };
-    if !params.software() {
-        // md's settings mean nothing behind a hardware controller.
-        params.controller = ControllerSettings {
-            preset: params.controller.preset.take(),
-            ..ControllerSettings::default()
-        };
-    }
+    // md's settings mean nothing behind a hardware controller, nor on levels without them.
+    params.prune_md_settings();
     (params.level.len() <= 16 && params.disk.len() <= 16).then_some(params)
 }
 
@@ -566,10 +561,12 @@ mod tests {
         // A link with values the view does not offer keeps md's defaults for them; md's
         // settings behind a hardware controller are dropped, its preset kept.
         let junk = UrlState::from_hash(
-            "#arr=raid5.6.nvme.65536.0.ctl:nope.sc:3.gt:x.bm:7.r10:z9.zz:1,raid5.6.nvme.65536.1.ctl:hpe-p421.sc:512,raid1.2.nvme.65536.0.bm:internal:128MiB",
+            "#arr=raid5.6.nvme.65536.0.ctl:nope.sc:3.gt:x.bm:7.r10:z9.zz:1,raid5.6.nvme.65536.1.ctl:hpe-p421.sc:512,raid1.2.nvme.65536.0.bm:internal:128MiB.sc:4096",
         );
-        // A bitmap chunk mdadm takes, as the CLI's --md-bitmap takes it.
+        // A bitmap chunk mdadm takes, as the CLI's --md-bitmap takes it; a stripe cache on
+        // RAID 1, which has none, dropped.
         let chunked = &junk.arrays[2];
+        assert_eq!(chunked.controller.md_stripe_cache_size, None);
         assert_eq!(
             chunked.controller.md_bitmap.as_deref(),
             Some("internal:128MiB")

@@ -349,6 +349,33 @@ impl ArrayParams {
         }
     }
 
+    /// Drops the md settings this layout's controller and level do not take: every one behind a
+    /// hardware controller (which [`ArrayParams::config`] refuses), the RAID 10 layout but on
+    /// RAID 10, the stripe cache, its threads and CPU costs but on RAID 5/6/50/60, the bitmap and
+    /// safe mode on levels without redundancy (JBOD, RAID 0). For editors (the Array view and
+    /// its links), where a change of controller or level would otherwise leave a setting that
+    /// means nothing there, or one the engine refuses.
+    pub fn prune_md_settings(&mut self) {
+        let software = self.software();
+        let level = StandardLevel::from_name(&self.level);
+        let c = &mut self.controller;
+        let parity = level.is_some_and(StandardLevel::parity);
+        let redundant = level.is_some_and(StandardLevel::redundant);
+        if !software || level != Some(StandardLevel::Raid10) {
+            c.md_raid10_layout = None;
+        }
+        if !software || !parity {
+            c.md_stripe_cache_size = None;
+            c.md_group_thread_cnt = None;
+            c.md_stripe_cost_nanos = None;
+            c.md_page_cost_nanos = None;
+        }
+        if !software || !redundant {
+            c.md_bitmap = None;
+            c.md_safe_mode_delay_nanos = None;
+        }
+    }
+
     /// Short label: `6 × sas-10k raid5, 64 KiB chunk`, then the controller and the md settings
     /// given (`, stripe_cache_size 4096, bitmap none`).
     pub fn label(&self) -> String {
@@ -1775,6 +1802,76 @@ mod tests {
     use super::*;
     use crate::job::{run_events, CacheSize};
     use crate::mrc::synth;
+
+    /// Every controller on every level, from a layout carrying every md setting: pruning keeps
+    /// exactly the settings that apply there, and the engine takes the layout.
+    #[test]
+    fn pruned_md_settings_are_those_the_controller_and_level_take() {
+        let full = ControllerSettings {
+            md_raid10_layout: Some("f2".into()),
+            md_stripe_cache_size: Some(4096),
+            md_group_thread_cnt: Some(2),
+            md_stripe_cost_nanos: Some(2_000.0),
+            md_page_cost_nanos: Some(300.0),
+            md_bitmap: Some("none".into()),
+            md_safe_mode_delay_nanos: Some(0),
+            ..ControllerSettings::default()
+        };
+        let controllers = [None, Some("cache")]
+            .into_iter()
+            .chain(ControllerPreset::ALL.iter().map(|p| Some(p.name)));
+        for controller in controllers {
+            for level in StandardLevel::ALL {
+                let mut a = ArrayParams {
+                    level: level.name().into(),
+                    disks: 8,
+                    controller_cache: controller
+                        .is_some_and(|c| ControllerPreset::by_name(c).is_none_or(|p| !p.software)),
+                    controller: ControllerSettings {
+                        preset: controller.filter(|&c| c != "cache").map(str::to_owned),
+                        ..full.clone()
+                    },
+                    ..ArrayParams::default()
+                };
+                a.prune_md_settings();
+                let c = &a.controller;
+                let md = a.software();
+                assert_eq!(md, controller.is_none() || controller == Some("intel-vroc"));
+                // Written out here, not with the level's own predicates, as the reference.
+                let parity = matches!(
+                    level,
+                    StandardLevel::Raid5
+                        | StandardLevel::Raid6
+                        | StandardLevel::Raid50
+                        | StandardLevel::Raid60
+                );
+                let redundant = !matches!(level, StandardLevel::Jbod | StandardLevel::Raid0);
+                let what = format!("{controller:?} {}", level.name());
+                assert_eq!(
+                    c.md_raid10_layout.is_some(),
+                    md && level == StandardLevel::Raid10,
+                    "{what}"
+                );
+                for kept in [
+                    c.md_stripe_cache_size.is_some(),
+                    c.md_group_thread_cnt.is_some(),
+                    c.md_stripe_cost_nanos.is_some(),
+                    c.md_page_cost_nanos.is_some(),
+                ] {
+                    assert_eq!(kept, md && parity, "{what}");
+                }
+                assert_eq!(c.md_bitmap.is_some(), md && redundant, "{what}");
+                assert_eq!(
+                    c.md_safe_mode_delay_nanos.is_some(),
+                    md && redundant,
+                    "{what}"
+                );
+                if let Err(e) = a.config() {
+                    panic!("{what}: {e}");
+                }
+            }
+        }
+    }
 
     fn events(n: u64) -> Vec<IoEvent> {
         synth::Synthetic::new(synth::SyntheticConfig {

@@ -8,7 +8,6 @@
 
 use analyzer_core::array::controller_preset::ControllerPreset;
 use analyzer_core::array::{DiskPreset, RunResult, StandardLevel};
-use analyzer_core::job::predict::ControllerSettings;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -53,37 +52,6 @@ fn controller_choice(a: &ArrayParams) -> String {
     }
 }
 
-/// Keeps only the md settings that `a`'s controller and level take (none behind a hardware
-/// controller; the RAID 10 layout on RAID 10; the stripe cache and threads on parity levels;
-/// the bitmap where there is redundancy), so that an edit never leaves a setting the engine
-/// refuses.
-fn prune_md(a: &mut ArrayParams) {
-    let software = a.software();
-    let c = &mut a.controller;
-    if !software {
-        *c = ControllerSettings {
-            preset: c.preset.take(),
-            ..ControllerSettings::default()
-        };
-        return;
-    }
-    let level = a.level.as_str();
-    if level != "raid10" {
-        c.md_raid10_layout = None;
-    }
-    if !is_parity(level) {
-        c.md_stripe_cache_size = None;
-        c.md_group_thread_cnt = None;
-    }
-    if matches!(level, "jbod" | "raid0") {
-        c.md_bitmap = None;
-    }
-}
-
-fn is_parity(level: &str) -> bool {
-    matches!(level, "raid5" | "raid6" | "raid50" | "raid60")
-}
-
 fn set_controller(a: &mut ArrayParams, v: &str) {
     let preset = ControllerPreset::by_name(v);
     a.controller.preset = preset.map(|p| p.name.to_owned());
@@ -91,7 +59,7 @@ fn set_controller(a: &mut ArrayParams, v: &str) {
         Some(p) => !p.software,
         None => v == "cache",
     };
-    prune_md(a);
+    a.prune_md_settings();
 }
 
 /// One md setting's select: `text` and its `title`, the choices `values` with md's default
@@ -128,10 +96,9 @@ impl<T: PartialEq + std::fmt::Display + Copy> MdSelect<'_, T> {
 /// The md settings of layout `i` that its level takes.
 fn md_settings(url: &UrlState, on_url: &Callback<UrlState>, i: usize, a: &ArrayParams) -> Html {
     let c = &a.controller;
-    let level = a.level.as_str();
-    if matches!(level, "jbod" | "raid0") {
+    let Some(level) = StandardLevel::from_name(&a.level).filter(|l| l.redundant()) else {
         return html! {};
-    }
+    };
     let layout = MdSelect {
         text: "md layout",
         title: "mdadm --layout: near, far or offset copies",
@@ -173,8 +140,8 @@ fn md_settings(url: &UrlState, on_url: &Callback<UrlState>, i: usize, a: &ArrayP
     html! {
         <div class="array-editor md-settings" data-testid={format!("array-md-{i}")}>
             <strong>{ "Linux md settings" }</strong>
-            if level == "raid10" { { layout.view(url, on_url, i) } }
-            if is_parity(level) {
+            if level == StandardLevel::Raid10 { { layout.view(url, on_url, i) } }
+            if level.parity() {
                 { stripe_cache.view(url, on_url, i) }
                 { threads.view(url, on_url, i) }
             }
@@ -336,7 +303,7 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                 <div class="array-editor">
                     <label>{ "RAID level " }
                         <select data-testid={format!("array-level-{i}")}
-                            onchange={edit(url, &props.on_url, i, |a, v| { a.level = v.to_owned(); prune_md(a) })}>{ for levels }</select>
+                            onchange={edit(url, &props.on_url, i, |a, v| { a.level = v.to_owned(); a.prune_md_settings() })}>{ for levels }</select>
                     </label>
                     <label>{ "Disks " }
                         <input type="number" min="1" max="64" value={a.disks.to_string()} data-testid={format!("array-disks-{i}")}
@@ -505,47 +472,30 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use analyzer_core::job::predict::ControllerSettings;
 
-    /// Every controller on every level, from a layout carrying every md setting: the editor
-    /// keeps exactly the settings that apply, so the engine takes what it builds.
+    /// The select's values round-trip, and a change of controller prunes md's settings as the
+    /// engine's rule says (`ArrayParams::prune_md_settings`, tested in the core).
     #[test]
-    fn every_controller_and_level_gives_a_layout_the_engine_takes() {
+    fn the_controller_select_maps_to_the_layout_and_back() {
         let values = ["md", "cache"]
             .into_iter()
             .chain(ControllerPreset::ALL.iter().map(|p| p.name));
         for v in values {
-            for level in StandardLevel::ALL {
-                let mut a = ArrayParams {
-                    level: level.name().into(),
-                    disks: 8,
-                    controller: ControllerSettings {
-                        md_raid10_layout: Some("f2".into()),
-                        md_stripe_cache_size: Some(4096),
-                        md_group_thread_cnt: Some(2),
-                        md_bitmap: Some("none".into()),
-                        ..ControllerSettings::default()
-                    },
-                    ..ArrayParams::default()
-                };
-                set_controller(&mut a, v);
-                assert_eq!(controller_choice(&a), v);
-                let c = &a.controller;
-                let software = a.software();
-                assert_eq!(software, v == "md" || v == "intel-vroc", "{v}");
-                let parity = is_parity(level.name());
-                assert_eq!(c.md_stripe_cache_size.is_some(), software && parity);
-                assert_eq!(c.md_group_thread_cnt.is_some(), software && parity);
-                assert_eq!(
-                    c.md_raid10_layout.is_some(),
-                    software && level == StandardLevel::Raid10
-                );
-                assert_eq!(
-                    c.md_bitmap.is_some(),
-                    software && !matches!(level, StandardLevel::Jbod | StandardLevel::Raid0)
-                );
-                if let Err(e) = a.config() {
-                    panic!("{v} {}: {e}", level.name());
-                }
+            let mut a = ArrayParams {
+                controller: ControllerSettings {
+                    md_stripe_cache_size: Some(4096),
+                    ..ControllerSettings::default()
+                },
+                ..ArrayParams::default()
+            };
+            set_controller(&mut a, v);
+            assert_eq!(controller_choice(&a), v);
+            let md = v == "md" || v == "intel-vroc";
+            assert_eq!(a.software(), md, "{v}");
+            assert_eq!(a.controller.md_stripe_cache_size.is_some(), md, "{v}");
+            if let Err(e) = a.config() {
+                panic!("{v}: {e}");
             }
         }
     }
