@@ -910,6 +910,29 @@ fn cli_errors_name_the_problem() {
             ],
             "--controller, --max-iops do not change",
         ),
+        (
+            vec![
+                "predict", &sample, "--layout", "raid5", "--disks", "4", "--disk", "nvme",
+                "--span", "1GiB", "--seed", "2",
+            ],
+            "--span, --seed set a synthetic --profile's workload",
+        ),
+        (
+            vec![
+                "predict",
+                "--profile",
+                "4k-random-read",
+                "--layout",
+                "raid5",
+                "--disks",
+                "4",
+                "--disk",
+                "nvme",
+                "--window",
+                "1s..2s",
+            ],
+            "--window",
+        ),
     ] {
         let out = run_blocksight(&args);
         assert!(!out.status.success(), "{args:?} should fail");

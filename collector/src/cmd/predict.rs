@@ -52,12 +52,12 @@ pub struct Args {
     /// Override the profile's read percentage (0-100).
     #[arg(long, value_name = "PCT")]
     pub read_pct: Option<f64>,
-    /// Requests simulated per run (profiles).
-    #[arg(long, default_value_t = 200_000)]
-    pub requests: u64,
-    /// PRNG seed (profiles); the same seed gives the same numbers.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Requests simulated per run (profiles) [default: 200000].
+    #[arg(long, value_name = "N")]
+    pub requests: Option<u64>,
+    /// PRNG seed (profiles); the same seed gives the same numbers [default: 1].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 
     /// RAID level: jbod, raid0, raid1, raid5, raid6, raid10, raid50, raid60.
     #[arg(long, value_name = "LEVEL")]
@@ -330,18 +330,36 @@ pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
     if args.qd == Some(0) {
         bail!("--qd 0: a closed-loop replay keeps at least 1 I/O outstanding");
     }
+    if args.profile.is_some() && args.window.is_some() {
+        bail!("--window takes a time window of a trace; a --profile has no timestamps to cut");
+    }
     let profile = match &args.profile {
         Some(name) => Some(ProfileParams {
             name: name.clone(),
             span_bytes: args.span,
             io_size_bytes: args.io_size,
             read_percent: args.read_pct,
-            requests: args.requests,
-            seed: args.seed,
+            requests: args.requests.unwrap_or(200_000),
+            seed: args.seed.unwrap_or(1),
         }),
         None => {
             if args.inputs.is_empty() {
                 bail!("give trace files (IN...) or --profile NAME");
+            }
+            // A profile's settings would change nothing on a trace: refused, not ignored.
+            let profile_only = [
+                ("--span", args.span.is_some()),
+                ("--io-size", args.io_size.is_some()),
+                ("--read-pct", args.read_pct.is_some()),
+                ("--requests", args.requests.is_some()),
+                ("--seed", args.seed.is_some()),
+            ];
+            if let Some((flags, one)) = given(&profile_only) {
+                bail!(
+                    "{flags} {} a synthetic --profile's workload; a trace replay has its own (leave {} out)",
+                    if one { "sets" } else { "set" },
+                    if one { "it" } else { "them" }
+                );
             }
             None
         }
@@ -587,6 +605,16 @@ fn list_controllers(json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The flags of `flags` that were given, joined (`--span, --seed`), and whether there is one
+/// only; `None` when none was: for refusing settings that would change nothing.
+fn given(flags: &[(&str, bool)]) -> Option<(String, bool)> {
+    let on: Vec<&str> = flags
+        .iter()
+        .filter_map(|&(flag, on)| on.then_some(flag))
+        .collect();
+    (!on.is_empty()).then(|| (on.join(", "), on.len() == 1))
+}
+
 /// `--md-members`: the md member-I/O job (`job::predict::md`) on the trace's bios.
 fn run_md_members(args: &Args) -> anyhow::Result<()> {
     let layout = args
@@ -617,16 +645,10 @@ fn run_md_members(args: &Args) -> anyhow::Result<()> {
         ("--replay", args.replay),
         ("--sample", args.sample.is_some()),
     ];
-    let given: Vec<&str> = timing_only
-        .iter()
-        .filter(|(_, on)| *on)
-        .map(|(flag, _)| *flag)
-        .collect();
-    if !given.is_empty() {
+    if let Some((flags, one)) = given(&timing_only) {
         bail!(
-            "--md-members counts the bios Linux md sends its members, which {} {} not change (it times a layout: leave out --md-members)",
-            given.join(", "),
-            if given.len() == 1 { "does" } else { "do" }
+            "--md-members counts the bios Linux md sends its members, which {flags} {} not change (it times a layout: leave out --md-members)",
+            if one { "does" } else { "do" }
         );
     }
     let request = MdRequest {
