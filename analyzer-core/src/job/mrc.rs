@@ -166,6 +166,19 @@ impl Mrc {
                 ),
             ));
         }
+        // A setting of another method would change nothing: refused, not ignored.
+        if request.rate.is_some() && method != Method::Shards {
+            return Err(JobError::invalid(
+                format!("method {}", method.name()),
+                "a sampling rate is SHARDS' (--method shards); this method does not sample",
+            ));
+        }
+        if request.minisim_max_passes.is_some() && method != Method::Minisim {
+            return Err(JobError::invalid(
+                format!("method {}", method.name()),
+                "a bound on the passes is MiniSim's (--method minisim)",
+            ));
+        }
         if let Some(p) = request.minisim_max_passes {
             if !(p.is_finite() && p > 0.0) {
                 return Err(JobError::invalid(
@@ -346,6 +359,32 @@ mod tests {
         assert!(Sizes::parse("1001%").is_err());
         let s = Sizes::parse("8KiB,50%").map(|s| s.lines(1000, 4096));
         assert_eq!(s, Ok(SizeSpec::Lines(vec![2, 500])));
+    }
+
+    /// Another method's setting is refused, naming the method that takes it.
+    #[test]
+    fn settings_of_another_method_are_refused() {
+        let with = |method: &str, rate: Option<f64>, passes: Option<f64>| {
+            Mrc::new(MrcRequest {
+                method: Some(method.into()),
+                rate,
+                minisim_max_passes: passes,
+                ..MrcRequest::new("lru")
+            })
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        };
+        assert!(with("exact", Some(0.01), None).is_err_and(|e| e.contains("SHARDS")));
+        assert!(with("minisim", Some(0.01), None).is_err_and(|e| e.contains("SHARDS")));
+        assert!(with("exact", None, Some(2.0)).is_err_and(|e| e.contains("MiniSim")));
+        assert!(with("shards", Some(0.01), None).is_ok());
+        assert!(with("minisim", None, Some(2.0)).is_ok());
+        // Without a method, LRU's is exact: a rate is refused there too.
+        let auto = MrcRequest {
+            rate: Some(0.01),
+            ..MrcRequest::new("lru")
+        };
+        assert!(Mrc::new(auto).is_err());
     }
 
     /// 10% means 10% of the same footprint (the distinct lines touched) for every policy and
