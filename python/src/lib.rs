@@ -52,7 +52,7 @@ impl Options {
         self.map.remove(key);
     }
 
-    /// Fails on the first option given (not null) that nothing read: one `kind` does not take.
+    /// Fails naming every option given (not null) that nothing read: ones `kind` does not take.
     fn refuse_unread(&self, kind: &str) -> anyhow::Result<()> {
         let read = self.read.borrow();
         let unread: Vec<&str> = self
@@ -370,11 +370,16 @@ fn predict_request(o: &Options) -> anyhow::Result<PredictRequest> {
     };
     let cache = match text(o, "cache_size")? {
         Some(s) => {
+            // `line_size` is `cache_line`'s other name, as `--line-size` is `--cache-line`'s.
+            let given = |k: &str| o.get(k).filter(|v| !v.is_null()).cloned();
+            let line = match (given("cache_line"), given("line_size")) {
+                (Some(_), Some(_)) => bail!("give cache_line or line_size (one name), not both"),
+                (a, b) => a.or(b),
+            };
             let mut c = o.clone();
-            if let Some(line) = o.get("cache_line") {
-                c.insert("line_size", line.clone());
-            } else {
-                c.remove("line_size");
+            match line {
+                Some(line) => c.insert("line_size", line),
+                None => c.remove("line_size"),
             }
             Some(cache_params(&c, s)?)
         }

@@ -101,6 +101,9 @@ def test_an_option_no_job_reads_is_refused(sample):
         blocksight.predict(sample, md_members=True, layout="raid5", disks=6, disk="nvme")
     with pytest.raises(ValueError, match='"cache_line"'):
         blocksight.predict(sample, layout="raid5", disks=6, disk="nvme", cache_line="64KiB")
+    # line_size is cache_line's other name for predict, as on the CLI: used, not dropped.
+    assert blocksight.predict(sample, layout="raid5", disks=6, disk="nvme", qd=4, cache_size="64MiB", line_size="64KiB") \
+        == blocksight.predict(sample, layout="raid5", disks=6, disk="nvme", qd=4, cache_size="64MiB", cache_line="64KiB")
     with pytest.raises(ValueError, match='"policy"'):
         blocksight.stat(sample, policy="lru")
     # With request= the request alone: other settings are refused, not silently dropped.
