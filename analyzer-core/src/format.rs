@@ -193,7 +193,23 @@ impl TraceFormat {
 
     /// Builds a decoder for this format. Every decoder applies the ordering rule of
     /// `decode::order` (text decoders inside, binary ones through a wrapper).
+    /// Whether the format records several events of a request, among which
+    /// [`DecodeOptions::action`] chooses (blktrace, blkparse, tracefs).
+    pub fn takes_action(self) -> bool {
+        matches!(
+            self,
+            TraceFormat::BlkparseText | TraceFormat::TracefsText | TraceFormat::BlktraceBin
+        )
+    }
+
     pub fn decoder(self, options: &DecodeOptions) -> Result<Box<dyn Decoder>, DecodeError> {
+        if options.action.is_some() && !self.takes_action() {
+            // It would change nothing: refused, not ignored.
+            return Err(DecodeError::Other {
+                format: self.name().to_owned(),
+                message: "--action (D or Q) chooses among blktrace's, blkparse's and tracefs' events of a request; this format has one event a request (a .bst keeps the events chosen when it was imported)".into(),
+            });
+        }
         match self {
             TraceFormat::Native => Ok(Box::new(InOrder::new(crate::native::NativeDecoder::new()))),
             TraceFormat::BlkparseText => Ok(match options.action {
@@ -410,6 +426,29 @@ fn sniff_one(format: TraceFormat, head: &[u8]) -> Confidence {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_action_is_taken_by_the_formats_that_choose_events_and_refused_by_the_others() {
+        let options = DecodeOptions {
+            action: Some(crate::decode::Action::Queue),
+            ..DecodeOptions::default()
+        };
+        for format in TraceFormat::ALL {
+            // Written out here as the reference for `takes_action`.
+            let takes = matches!(
+                format,
+                TraceFormat::BlkparseText | TraceFormat::TracefsText | TraceFormat::BlktraceBin
+            );
+            assert_eq!(format.takes_action(), takes);
+            match format.decoder(&options) {
+                Ok(_) => assert!(takes, "{} took --action", format.name()),
+                Err(e) => {
+                    assert!(!takes, "{}: {e}", format.name());
+                    assert!(e.to_string().contains("--action"), "{e}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn an_input_one_bad_field_away_from_msr_names_msr_and_the_line() {

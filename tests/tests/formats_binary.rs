@@ -603,7 +603,13 @@ fn garbage_input_errors_name_format_offset_and_expectation() {
 /// Decodes `input` with `format` in `chunk`-byte pieces; any result but a panic is fine.
 fn decode_any(format: TraceFormat, input: &[u8], chunk: usize, action: Action) {
     if let Ok(d) = decode_chunked(
-        format.decoder(&options(action)).expect("decoder"),
+        format
+            .decoder(&if format.takes_action() {
+                options(action)
+            } else {
+                DecodeOptions::default()
+            })
+            .expect("decoder"),
         input,
         chunk,
     ) {

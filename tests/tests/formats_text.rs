@@ -45,9 +45,10 @@ fn golden_path(path: &str) -> std::path::PathBuf {
     }
 }
 
-fn options(columns: Option<&str>, action: Action) -> DecodeOptions {
+/// `action` only for the formats that choose among a request's events (the others refuse it).
+fn options(format: TraceFormat, columns: Option<&str>, action: Action) -> DecodeOptions {
     DecodeOptions {
-        action: Some(action),
+        action: format.takes_action().then_some(action),
         csv_columns: columns.map(|c| {
             std::fs::read_to_string(data_dir().join(c))
                 .expect("columns file")
@@ -113,7 +114,7 @@ fn golden_outputs_per_fixture() {
     for &(path, format, columns) in FIXTURES {
         let decoded = decode(
             format,
-            &options(columns, Action::Issue),
+            &options(format, columns, Action::Issue),
             &read(path),
             usize::MAX,
         );
@@ -127,7 +128,7 @@ fn blkparse_queue_action_is_golden_too() {
     let path = "blkparse/fio_loop.txt";
     let decoded = decode(
         TraceFormat::BlkparseText,
-        &options(None, Action::Queue),
+        &options(TraceFormat::BlkparseText, None, Action::Queue),
         &read(path),
         usize::MAX,
     );
@@ -142,7 +143,7 @@ fn chunks_of_1_and_7_bytes_equal_one_shot() {
     for &(path, format, columns) in FIXTURES {
         let bytes = read(path);
         for action in [Action::Issue, Action::Queue] {
-            let opts = options(columns, action);
+            let opts = options(format, columns, action);
             // A fixture of requests read with `Q` is an error naming `--action D`: the same
             // error in any chunking.
             let run = |chunk| {
@@ -191,7 +192,7 @@ fn crlf_line_endings_read_the_same() {
                 }
             })
             .collect();
-        let opts = options(columns, Action::Issue);
+        let opts = options(format, columns, Action::Issue);
         let unix = decode(format, &opts, &bytes, usize::MAX);
         let dos = decode(format, &opts, &crlf, 7);
         assert_eq!(dos.events, unix.events, "{path}");
@@ -279,7 +280,7 @@ fn skip_reasons_name_the_line() {
     for &(path, format, columns) in FIXTURES {
         let decoded = decode(
             format,
-            &options(columns, Action::Issue),
+            &options(format, columns, Action::Issue),
             &read(path),
             usize::MAX,
         );
