@@ -13,7 +13,6 @@ pub mod serve;
 pub mod simulate;
 pub mod stat;
 
-/// `blocksight formats`.
 /// The `--threads` flag: at least 1; every core when not given.
 pub fn threads(flag: Option<usize>) -> anyhow::Result<usize> {
     match flag {
@@ -23,10 +22,20 @@ pub fn threads(flag: Option<usize>) -> anyhow::Result<usize> {
     }
 }
 
+/// `blocksight formats`.
 pub fn formats() -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     for f in analyzer_core::TraceFormat::ALL {
         writeln!(out, "{:<16} {}", f.name(), f.description())?;
     }
     Ok(())
+}
+
+/// The flags among `flags` that were given (`(name, given)` pairs), in order: for refusing
+/// settings that would change nothing, or that belong to another model.
+pub fn flags_given<'a>(flags: &[(&'a str, bool)]) -> Vec<&'a str> {
+    flags
+        .iter()
+        .filter_map(|&(flag, on)| on.then_some(flag))
+        .collect()
 }

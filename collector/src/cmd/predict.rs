@@ -354,9 +354,12 @@ pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
                 ("--requests", args.requests.is_some()),
                 ("--seed", args.seed.is_some()),
             ];
-            if let Some((flags, one)) = given(&profile_only) {
+            let given = super::flags_given(&profile_only);
+            if !given.is_empty() {
+                let one = given.len() == 1;
                 bail!(
-                    "{flags} {} a synthetic --profile's workload; a trace replay has its own (leave {} out)",
+                    "{} {} a synthetic --profile's workload; a trace replay has its own (leave {} out)",
+                    given.join(", "),
                     if one { "sets" } else { "set" },
                     if one { "it" } else { "them" }
                 );
@@ -605,16 +608,6 @@ fn list_controllers(json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The flags of `flags` that were given, joined (`--span, --seed`), and whether there is one
-/// only; `None` when none was: for refusing settings that would change nothing.
-fn given(flags: &[(&str, bool)]) -> Option<(String, bool)> {
-    let on: Vec<&str> = flags
-        .iter()
-        .filter_map(|&(flag, on)| on.then_some(flag))
-        .collect();
-    (!on.is_empty()).then(|| (on.join(", "), on.len() == 1))
-}
-
 /// `--md-members`: the md member-I/O job (`job::predict::md`) on the trace's bios.
 fn run_md_members(args: &Args) -> anyhow::Result<()> {
     let layout = args
@@ -645,10 +638,12 @@ fn run_md_members(args: &Args) -> anyhow::Result<()> {
         ("--replay", args.replay),
         ("--sample", args.sample.is_some()),
     ];
-    if let Some((flags, one)) = given(&timing_only) {
+    let given = super::flags_given(&timing_only);
+    if !given.is_empty() {
         bail!(
-            "--md-members counts the bios Linux md sends its members, which {flags} {} not change (it times a layout: leave out --md-members)",
-            if one { "does" } else { "do" }
+            "--md-members counts the bios Linux md sends its members, which {} {} not change (it times a layout: leave out --md-members)",
+            given.join(", "),
+            if given.len() == 1 { "does" } else { "do" }
         );
     }
     let request = MdRequest {

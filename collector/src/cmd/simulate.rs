@@ -123,7 +123,7 @@ pub struct Args {
 
 /// The request the flags describe.
 pub fn request(args: &Args) -> anyhow::Result<SimulateRequest> {
-    let model_only: Vec<&str> = [
+    let model_only = super::flags_given(&[
         ("--seq-cutoff", args.seq_cutoff.is_some()),
         ("--bucket-size", args.bucket_size.is_some()),
         ("--qd", args.qd.is_some()),
@@ -144,10 +144,7 @@ pub fn request(args: &Args) -> anyhow::Result<SimulateRequest> {
         ("--created-before", args.created_before.is_some()),
         ("--bio-latency", args.bio_latency.is_some()),
         ("--migration-time", args.migration_time.is_some()),
-    ]
-    .into_iter()
-    .filter_map(|(flag, given)| given.then_some(flag))
-    .collect();
+    ]);
     refuse_model_settings(&model_only)?;
     let sizes = CacheSize::parse_list(&args.cache_size).context("--cache-size")?;
     let policies: Vec<String> = match &args.policy {
