@@ -260,6 +260,9 @@ def predict(
     disks: Optional[int] = None,
     disk: Optional[str] = None,
     chunk: Optional[str] = None,
+    groups: Optional[int] = None,
+    failed: Optional[Union[Sequence[int], str]] = None,
+    array: Optional[Union[str, os.PathLike]] = None,
     qd: Optional[int] = None,
     replay: bool = False,
     speed: Optional[float] = None,
@@ -276,7 +279,10 @@ def predict(
     **options: Any,
 ) -> dict:
     """IOPS, MB/s and latency of a RAID layout replaying the trace, with and without an SSD
-    cache: ``blocksight predict IN --json``; the controller (``controller="perc-h730"``,
+    cache: ``blocksight predict IN --json``; the layout's ``groups`` (RAID 50/60, a controller's
+    RAID 10) and ``failed`` disks (``[0, 4]`` or ``"0,4"``: degraded mode), or ``array=FILE``, an
+    array description (``--array``); the cache tier's ``cache_disk`` and ``cache_disks``; the
+    controller (``controller="perc-h730"``,
     ``controller_cache``, ``read_ahead``, ``max_iops``, ``max_mbps``, ``parity_rate``) and md's
     settings (``stripe_cache_size``, ``group_thread_cnt``, ``raid10_layout``, ``md_bitmap``,
     ``md_safe_mode_delay``, ``md_stripe_cost``, ``md_page_cost``) as the CLI's flags (others
@@ -293,6 +299,9 @@ def predict(
             disks=disks,
             disk=disk,
             chunk=chunk,
+            groups=groups,
+            failed=list(failed) if failed is not None and not isinstance(failed, str) else failed,
+            array=os.fspath(array) if array is not None else None,
             qd=qd,
             replay=replay,
             speed=speed,

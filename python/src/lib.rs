@@ -12,7 +12,7 @@ use analyzer_core::job::load::{Load, LoadRequest, DEFAULT_DEVICE_ROWS};
 use analyzer_core::job::mrc::{Mrc, MrcRequest, Sizes};
 use analyzer_core::job::predict::md::{MdMembers, MdRequest};
 use analyzer_core::job::predict::{
-    ArrayParams, ControllerSettings, Predict, PredictRequest, SampleParams,
+    ArrayParams, CacheDevicesParams, ControllerSettings, Predict, PredictRequest, SampleParams,
 };
 use analyzer_core::job::simulate::model::{
     refuse_generic_settings, refuse_model_settings, KernelModel, Model, ModelRequest,
@@ -296,6 +296,28 @@ fn md_request(o: &Options) -> anyhow::Result<MdRequest> {
     })
 }
 
+/// Disk indices, as a list (`[0, 4]`) or as the CLI writes them (`"0,4"`).
+fn disk_list(o: &Options, key: &str) -> anyhow::Result<Vec<u32>> {
+    let bad = |v: &Value| anyhow!("{key}: expected disk indices like [0, 4] or \"0,4\", got {v}");
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(s)) => s
+            .split(',')
+            .map(|d| d.trim().parse::<u32>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad(&Value::String(s.clone()))),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| {
+                v.as_u64()
+                    .and_then(|d| u32::try_from(d).ok())
+                    .ok_or_else(|| bad(v))
+            })
+            .collect(),
+        Some(v) => Err(bad(v)),
+    }
+}
+
 /// A count that fits 32 bits.
 fn small(o: &Options, key: &str) -> anyhow::Result<Option<u32>> {
     uint(o, key)?
@@ -342,15 +364,31 @@ fn predict_request(o: &Options) -> anyhow::Result<PredictRequest> {
     if let Some(r) = given(o)? {
         return Ok(r);
     }
+    // `array`: an array description file (docs/model.md), as `--array FILE`, instead of the
+    // level, disks, disk, chunk, groups and failed disks.
+    let shape = match text(o, "array")? {
+        Some(path) => ArrayParams {
+            spec_json: Some(
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("array: cannot read {path}"))?,
+            ),
+            ..ArrayParams::default()
+        },
+        None => ArrayParams {
+            level: text(o, "layout")?
+                .context("predict needs layout (raid0, raid1, raid5, raid6, raid10 ...)")?
+                .into(),
+            disks: small(o, "disks")?.context("predict needs disks")?,
+            disk: text(o, "disk")?
+                .context("predict needs disk (sata-7k2, sas-10k, sas-15k, sata-ssd, nvme)")?
+                .into(),
+            chunk_bytes: size(o, "chunk")?.unwrap_or(64 << 10),
+            groups: small(o, "groups")?,
+            failed: disk_list(o, "failed")?,
+            ..ArrayParams::default()
+        },
+    };
     let layout = ArrayParams {
-        level: text(o, "layout")?
-            .context("predict needs layout (raid0, raid1, raid5, raid6, raid10 ...)")?
-            .into(),
-        disks: uint(o, "disks")?.context("predict needs disks")? as u32,
-        disk: text(o, "disk")?
-            .context("predict needs disk (sata-7k2, sas-10k, sas-15k, sata-ssd, nvme)")?
-            .into(),
-        chunk_bytes: size(o, "chunk")?.unwrap_or(64 << 10),
         controller: ControllerSettings {
             preset: text(o, "controller")?.map(str::to_owned),
             cache_bytes: size(o, "controller_cache")?,
@@ -366,7 +404,7 @@ fn predict_request(o: &Options) -> anyhow::Result<PredictRequest> {
             md_bitmap: text(o, "md_bitmap")?.map(str::to_owned),
             md_safe_mode_delay_nanos: safe_mode_delay(o)?,
         },
-        ..ArrayParams::default()
+        ..shape
     };
     let cache = match text(o, "cache_size")? {
         Some(s) => {
@@ -390,8 +428,19 @@ fn predict_request(o: &Options) -> anyhow::Result<PredictRequest> {
         bail!("qd 0: a closed-loop replay keeps at least 1 I/O outstanding");
     }
     let speed = float(o, "speed")?;
+    // The cache's devices are read only with a cache, so that without one they are refused.
+    let defaults = CacheDevicesParams::default();
+    let cache_devices = if cache.is_some() {
+        CacheDevicesParams {
+            disk: text(o, "cache_disk")?.map_or(defaults.disk, str::to_owned),
+            count: small(o, "cache_disks")?.unwrap_or(defaults.count),
+        }
+    } else {
+        defaults
+    };
     Ok(PredictRequest {
         speed: flag(o, "replay")?.then(|| speed.unwrap_or(1.0)),
+        cache_devices,
         sample: text(o, "sample")?
             .map(str::parse::<SampleParams>)
             .transpose()

@@ -93,6 +93,30 @@ def test_predict_controllers_and_md_settings_equal_cli(sample, cli):
         blocksight.predict(sample, layout="raid5", disks=6, disk="nvme", controller="perc-h730", stripe_cache_size=4096)
 
 
+def test_predict_groups_failed_disks_cache_devices_and_array_files_equal_cli(sample, cli, tmp_path):
+    # The layout's groups and failed disks (a list, or as the CLI writes them), the cache's devices.
+    degraded = blocksight.predict(sample, layout="raid60", disks=12, disk="sas-10k", qd=8, groups=3, failed=[0, 4],
+                                  cache_size="256MiB", cache_disk="nvme", cache_disks=1)
+    assert degraded == cli("predict", sample, "--layout", "raid60", "--disks", "12", "--disk", "sas-10k", "--qd", "8",
+                           "--groups", "3", "--failed", "0,4", "--cache-size", "256MiB", "--cache-disk", "nvme",
+                           "--cache-disks", "1", "--json")
+    assert "DEGRADED" in degraded["configs"][0]["description"]
+    assert degraded == blocksight.predict(sample, layout="raid60", disks=12, disk="sas-10k", qd=8, groups=3,
+                                          failed="0,4", cache_size="256MiB", cache_disk="nvme", cache_disks=1)
+    with pytest.raises(ValueError, match="survives only"):
+        blocksight.predict(sample, layout="raid5", disks=6, disk="nvme", failed=[0, 1])
+    # The cache's devices without a cache would change nothing: refused, as on the CLI.
+    with pytest.raises(ValueError, match='"cache_disk"'):
+        blocksight.predict(sample, layout="raid5", disks=6, disk="nvme", cache_disk="nvme")
+    # An array description file, as --array FILE.
+    spec = tmp_path / "array.json"
+    spec.write_text((pathlib.Path(__file__).parents[2] / "tests" / "data" / "array" / "md1000-raid10-8.json").read_text())
+    from_file = blocksight.predict(sample, array=str(spec), qd=4)
+    assert from_file == cli("predict", sample, "--array", str(spec), "--qd", "4", "--json")
+    with pytest.raises(ValueError, match='"layout"'):
+        blocksight.predict(sample, array=str(spec), layout="raid5")
+
+
 def test_an_option_no_job_reads_is_refused(sample):
     # A misspelt or misplaced option is an error naming it, never a result computed without it.
     with pytest.raises(ValueError, match='"controler"'):

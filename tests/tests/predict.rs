@@ -897,6 +897,22 @@ fn cli_errors_name_the_problem() {
         (
             vec![
                 "predict",
+                "--profile",
+                "4k-random-read",
+                "--layout",
+                "raid5",
+                "--disks",
+                "4",
+                "--disk",
+                "sas-15k",
+                "--cache-disk",
+                "nvme",
+            ],
+            "--cache-size",
+        ),
+        (
+            vec![
+                "predict",
                 &sample,
                 "--md-members",
                 "--layout",

@@ -146,9 +146,14 @@ pub struct Args {
     )]
     pub cache_line: Option<u64>,
     /// Cache devices: preset and count (RAID 1 when 2, RAID 0 otherwise).
-    #[arg(long, value_name = "PRESET", default_value = "sata-ssd")]
+    #[arg(
+        long,
+        value_name = "PRESET",
+        default_value = "sata-ssd",
+        requires = "cache_size"
+    )]
     pub cache_disk: String,
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, requires = "cache_size")]
     pub cache_disks: u32,
 
     /// Instead of timing: what Linux md sends each member for the trace's bios (RAID 0/1/10/5/6
