@@ -741,6 +741,34 @@ test('the array view predicts layouts in the worker, the same numbers as blocksi
     '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16', '--stripe-cache-size', '4096',
     '--group-thread-cnt', '2', '--md-bitmap', 'none'])).configs[0];
   assert.equal(tuned, cliMd.without_cache.iops);
+
+  // Degraded mode on the second (the controller's RAID 10 of pairs): two failed disks, one in
+  // each of two pairs, as the CLI's --failed; then RAID 60 in three groups, keeping them.
+  const failedOptions = await page.locator('[data-testid=array-failed-1] option').allTextContents();
+  assert.deepEqual(failedOptions.slice(0, 3), ['none', '1 (disk 0)', '2 (disks 0, 2)']);
+  assert.equal(failedOptions.length, 7); // none, then up to one disk in each of the six pairs
+  await page.locator('[data-testid=array-failed-1]').selectOption('0-2');
+  await answered(1, 'failed disks 0, 2');
+  assert.match(page.url(), /raid10\.12\.nvme\.65536\.1\.ctl:perc-h730\.f:0-2/);
+  const degraded = await iops('iops-1');
+  const cliDegraded = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid10', '--disks', '12',
+    '--disk', 'nvme', '--chunk', '65536', '--qd', '16', '--controller', 'perc-h730', '--failed', '0,2'])).configs[0];
+  assert.equal(degraded, cliDegraded.without_cache.iops);
+  assert.match(cliDegraded.description, /DEGRADED/);
+  assert.deepEqual(await page.locator('[data-testid=array-config-1] .disk-bars').first()
+    .locator('.disk-bar.failed .disk-label').allTextContents(), ['0', '2']);
+  assert.equal(Number(await page.locator('[data-testid=array-config-1] [data-testid=rebuild]').getAttribute('data-value')),
+    cliDegraded.rebuild_secs);
+  await page.locator('[data-testid=array-level-1]').selectOption('raid60');
+  assert.deepEqual(await page.locator('[data-testid=array-groups-1] option').allTextContents(),
+    ['default (2)', '2 of 6 disks', '3 of 4 disks']);
+  await page.locator('[data-testid=array-groups-1]').selectOption('3');
+  await answered(1, 'raid60, 64.0 KiB chunk, controller perc-h730, 3 groups, failed disks 0, 2');
+  const sixty = await iops('iops-1');
+  const cliSixty = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid60', '--disks', '12',
+    '--disk', 'nvme', '--chunk', '65536', '--qd', '16', '--controller', 'perc-h730', '--groups', '3',
+    '--failed', '0,2'])).configs[0];
+  assert.equal(sixty, cliSixty.without_cache.iops);
   await page.screenshot({ path: join(SHOTS, 'array.png'), fullPage: true });
 
   // The link reproduces both layouts, their settings and their numbers.
@@ -748,9 +776,11 @@ test('the array view predicts layouts in the worker, the same numbers as blocksi
   await again.goto(page.url());
   await waitReady(again);
   await again.locator('[data-testid=iops-1]').waitFor({ timeout: 120_000 });
-  assert.equal(Number(await again.locator('[data-testid=iops-1]').getAttribute('data-value')), perc);
+  assert.equal(Number(await again.locator('[data-testid=iops-1]').getAttribute('data-value')), sixty);
   assert.equal(Number(await again.locator('[data-testid=iops-0]').getAttribute('data-value')), tuned);
   assert.equal(await again.locator('[data-testid=array-controller-1]').inputValue(), 'perc-h730');
+  assert.equal(await again.locator('[data-testid=array-groups-1]').inputValue(), '3');
+  assert.equal(await again.locator('[data-testid=array-failed-1]').inputValue(), '0-2');
   assert.equal(await again.locator('[data-testid=array-sc-0]').inputValue(), '4096');
   await again.close();
   assert.deepEqual(problems, []);

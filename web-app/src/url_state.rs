@@ -354,6 +354,14 @@ impl UrlState {
                         ("sc", c.md_stripe_cache_size.map(|n| n.to_string())),
                         ("gt", c.md_group_thread_cnt.map(|n| n.to_string())),
                         ("bm", c.md_bitmap.clone()),
+                        ("g", a.groups.map(|n| n.to_string())),
+                        (
+                            "f",
+                            (!a.failed.is_empty()).then(|| {
+                                let f: Vec<String> = a.failed.iter().map(u32::to_string).collect();
+                                f.join("-")
+                            }),
+                        ),
                     ];
                     for (key, value) in extra {
                         if let Some(v) = value {
@@ -429,8 +437,10 @@ pub fn dm_cache_blocks() -> impl Iterator<Item = u64> {
 
 /// `raid5.6.sas-10k.65536.0`: level, disks, disk preset, chunk bytes, controller cache; then
 /// optional `key:value` fields: `ctl:` a controller preset, and Linux md's settings, `r10:` the
-/// RAID 10 layout, `sc:` stripe_cache_size, `gt:` group_thread_cnt, `bm:` the bitmap. A field
-/// whose value is not one the Array view offers is left out (the layout keeps md's default).
+/// RAID 10 layout, `sc:` stripe_cache_size, `gt:` group_thread_cnt, `bm:` the bitmap; `g:` the
+/// groups of RAID 50/60 (or a controller's RAID 10), `f:` failed disks (`f:0-6`). A field whose
+/// value is not one the Array view offers is left out (the layout keeps its default), and groups
+/// or failed disks the layout cannot take are pruned as the editor does.
 fn parse_array(s: &str) -> Option<ArrayParams> {
     let mut it = s.split('.');
     let level = it.next()?.to_owned();
@@ -443,6 +453,7 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
         .filter(|&c: &u64| (4096..=(16 << 20)).contains(&c))?;
     let controller_cache = it.next()? == "1";
     let mut controller = ControllerSettings::default();
+    let (mut groups, mut failed) = (None, Vec::new());
     for field in it {
         let Some((key, v)) = field.split_once(':') else {
             continue;
@@ -459,6 +470,15 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
                 controller.md_bitmap =
                     (v.len() <= 24 && MdBitmapSetting::parse(v).is_ok()).then(|| v.to_owned())
             }
+            "g" => groups = v.parse().ok().filter(|n| (1..=64).contains(n)),
+            "f" => {
+                failed = v
+                    .split('-')
+                    .map(|d| d.parse().ok().filter(|&d: &u32| d < disks))
+                    .collect::<Option<Vec<u32>>>()
+                    .filter(|f| f.len() <= 64)
+                    .unwrap_or_default()
+            }
             _ => {}
         }
     }
@@ -469,10 +489,13 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
         chunk_bytes,
         controller_cache,
         controller,
+        groups,
+        failed,
         ..ArrayParams::default()
     };
-    // md's settings mean nothing behind a hardware controller, nor on levels without them.
-    params.prune_md_settings();
+    // md's settings mean nothing behind a hardware controller, nor on levels without them;
+    // groups and failed disks only where the layout takes them.
+    params.prune_settings();
     (params.level.len() <= 16 && params.disk.len() <= 16).then_some(params)
 }
 
@@ -584,6 +607,54 @@ mod tests {
         let old = &UrlState::from_hash("#arr=raid5.6.nvme.65536.1").arrays[0];
         assert!(old.controller_cache);
         assert_eq!(old.controller, ControllerSettings::default());
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn array_links_carry_groups_and_failed_disks() {
+        let s = UrlState {
+            arrays: vec![
+                ArrayParams {
+                    level: "raid60".into(),
+                    disks: 12,
+                    groups: Some(3),
+                    failed: vec![0, 1, 8],
+                    ..ArrayParams::default()
+                },
+                ArrayParams {
+                    level: "raid10".into(),
+                    disks: 8,
+                    failed: vec![2],
+                    ..ArrayParams::default()
+                },
+            ],
+            ..UrlState::default()
+        };
+        let hash = s.to_hash();
+        assert!(
+            hash.contains("raid60.12.sas-10k.65536.0.g:3.f:0-1-8,raid10.8.sas-10k.65536.0.f:2"),
+            "{hash}"
+        );
+        assert_eq!(UrlState::from_hash(&hash), s);
+        // Groups a level does not take, disks out of range and failures the layout does not
+        // survive are pruned as the editor prunes them.
+        let junk = UrlState::from_hash(
+            "#arr=raid5.6.nvme.65536.0.g:2.f:0-1,raid5.6.nvme.65536.0.f:9,raid50.12.nvme.65536.0.g:5.f:x,raid0.4.nvme.65536.0.f:1",
+        );
+        let got: Vec<_> = junk
+            .arrays
+            .iter()
+            .map(|a| (a.groups, a.failed.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (None, vec![0]),
+                (None, vec![]),
+                (None, vec![]),
+                (None, vec![])
+            ]
+        );
+        assert!(junk.arrays.iter().all(|a| a.config().is_ok()));
     }
 
     #[wasm_bindgen_test(unsupported = test)]

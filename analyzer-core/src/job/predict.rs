@@ -349,6 +349,78 @@ impl ArrayParams {
         }
     }
 
+    /// The group counts this layout may be split into (`groups`), fewest first: RAID 50 and 60
+    /// (groups of at least 3 or 4 disks), and a hardware controller's RAID 10 (RAID 0 over
+    /// mirrors of 2 disks or more; Linux md's RAID 10 has layouts instead). Empty for the other
+    /// levels and where no count of 2 or more divides the disks.
+    pub fn group_choices(&self) -> Vec<u32> {
+        let per_group = match StandardLevel::from_name(&self.level) {
+            Some(StandardLevel::Raid10) if !self.software() => 2,
+            Some(StandardLevel::Raid50) => 3,
+            Some(StandardLevel::Raid60) => 4,
+            _ => return Vec::new(),
+        };
+        (2..=self.disks / per_group)
+            .filter(|&g| self.disks % g == 0)
+            .filter(|&g| {
+                ArrayParams {
+                    groups: Some(g),
+                    failed: Vec::new(),
+                    ..self.clone()
+                }
+                .config()
+                .is_ok()
+            })
+            .collect()
+    }
+
+    /// Disks that may fail one after another, each leaving the array readable with the ones
+    /// before it: the lowest index that the engine still takes at each step (for RAID 10 of
+    /// pairs disks 0, 2, 4, …; RAID 6 disks 0 and 1; RAID 50 one disk of each group). Its
+    /// first `k` are the editors' choice for `k` failed disks. Empty when the layout has no
+    /// redundancy or is itself not valid.
+    pub fn failure_order(&self) -> Vec<u32> {
+        let mut trial = ArrayParams {
+            failed: Vec::new(),
+            ..self.clone()
+        };
+        if trial.config().is_err() {
+            return Vec::new();
+        }
+        for d in 0..self.disks {
+            trial.failed.push(d);
+            if trial.config().is_err() {
+                trial.failed.pop();
+            }
+        }
+        trial.failed
+    }
+
+    /// [`ArrayParams::prune_md_settings`], and the groups and failed disks made valid for the
+    /// level, disks and controller: groups the layout cannot take are dropped (its default
+    /// applies), and failed disks it does not survive become as many of [`failure_order`]'s
+    /// first as it does. For editors, after any change.
+    ///
+    /// [`failure_order`]: ArrayParams::failure_order
+    pub fn prune_settings(&mut self) {
+        self.prune_md_settings();
+        if self.spec_json.is_some() {
+            return;
+        }
+        if self
+            .groups
+            .is_some_and(|g| !self.group_choices().contains(&g))
+        {
+            self.groups = None;
+        }
+        if !self.failed.is_empty() && self.config().is_err() {
+            let k = self.failed.len();
+            let mut order = self.failure_order();
+            order.truncate(k);
+            self.failed = order;
+        }
+    }
+
     /// Drops the md settings this layout's controller and level do not take: every one behind a
     /// hardware controller (which [`ArrayParams::config`] refuses), the RAID 10 layout but on
     /// RAID 10, the stripe cache, its threads and CPU costs but on RAID 5/6/50/60, the bitmap and
@@ -376,11 +448,14 @@ impl ArrayParams {
         }
     }
 
-    /// Short label: `6 × sas-10k raid5, 64 KiB chunk`, then the controller and the md settings
-    /// given (`, stripe_cache_size 4096, bitmap none`).
+    /// Short label: `6 × sas-10k raid5, 64 KiB chunk`, then the controller, the md settings
+    /// given (`, stripe_cache_size 4096, bitmap none`), the groups and the failed disks.
     pub fn label(&self) -> String {
         let c = &self.controller;
         let mut md = String::new();
+        if let Some(g) = self.groups {
+            md.push_str(&format!(", {g} groups"));
+        }
         if let Some(l) = &c.md_raid10_layout {
             md.push_str(&format!(", layout {l}"));
         }
@@ -392,6 +467,14 @@ impl ArrayParams {
         }
         if let Some(b) = &c.md_bitmap {
             md.push_str(&format!(", bitmap {b}"));
+        }
+        if !self.failed.is_empty() {
+            let list: Vec<String> = self.failed.iter().map(u32::to_string).collect();
+            md.push_str(&format!(
+                ", failed disk{} {}",
+                if list.len() == 1 { "" } else { "s" },
+                list.join(", ")
+            ));
         }
         format!(
             "{} × {} {}, {} chunk{}{md}",
@@ -1871,6 +1954,110 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The groups and failed disks an editor offers: every group count it lists builds, the
+    /// failure order is survived at every prefix and by nothing longer (checked against every
+    /// set of disks one larger), and pruning keeps what the layout takes and shrinks the rest.
+    #[test]
+    fn group_choices_and_failure_order_are_what_the_engine_takes() {
+        let with = |level: &str, disks: u32, controller: Option<&str>| ArrayParams {
+            level: level.into(),
+            disks,
+            controller_cache: controller.is_some(),
+            controller: ControllerSettings {
+                preset: controller.map(str::to_owned),
+                ..ControllerSettings::default()
+            },
+            ..ArrayParams::default()
+        };
+        let cases = [
+            (with("raid0", 4, None), vec![], vec![]),
+            (with("raid1", 3, None), vec![], vec![0, 1]),
+            (with("raid5", 6, None), vec![], vec![0]),
+            (with("raid6", 6, None), vec![], vec![0, 1]),
+            // md's RAID 10 (n2): copies on neighbouring disks; no groups.
+            (with("raid10", 8, None), vec![], vec![0, 2, 4, 6]),
+            // A controller's RAID 10: RAID 0 over mirrors, of 2 disks (4 groups) or 4 (2).
+            (
+                with("raid10", 8, Some("perc-h730")),
+                vec![2, 4],
+                vec![0, 2, 4, 6],
+            ),
+            (with("raid50", 12, None), vec![2, 3, 4], vec![0, 6]),
+            (
+                with("raid60", 16, Some("perc-h730")),
+                vec![2, 4],
+                vec![0, 1, 8, 9],
+            ),
+            // Too few disks for the level: nothing to offer.
+            (with("raid5", 2, None), vec![], vec![]),
+        ];
+        for (a, groups, order) in cases {
+            let what = a.label();
+            assert_eq!(a.group_choices(), groups, "{what}");
+            assert_eq!(a.failure_order(), order, "{what}");
+            for &g in &groups {
+                let mut b = ArrayParams {
+                    groups: Some(g),
+                    ..a.clone()
+                };
+                let order = b.failure_order();
+                assert!(!order.is_empty(), "{what}, {g} groups");
+                for k in 0..=order.len() {
+                    b.failed = order[..k].to_vec();
+                    assert!(
+                        b.config().is_ok(),
+                        "{what}, {g} groups, failed {:?}",
+                        b.failed
+                    );
+                }
+                // One more failure, anywhere, is one too many.
+                for d in (0..a.disks).filter(|d| !order.contains(d)) {
+                    b.failed = order.iter().copied().chain([d]).collect();
+                    assert!(
+                        b.config().is_err(),
+                        "{what}, {g} groups, failed {:?}",
+                        b.failed
+                    );
+                }
+            }
+        }
+
+        // Pruning: groups the level does not take go, failed disks shrink to what it survives.
+        let mut a = ArrayParams {
+            groups: Some(3),
+            failed: vec![0, 1],
+            ..with("raid60", 12, None)
+        };
+        a.prune_settings();
+        assert_eq!((a.groups, a.failed.clone()), (Some(3), vec![0, 1]));
+        a.level = "raid5".into();
+        a.prune_settings();
+        assert_eq!((a.groups, a.failed.clone()), (None, vec![0]));
+        a.level = "raid0".into();
+        a.prune_settings();
+        assert_eq!((a.groups, a.failed.clone()), (None, vec![]));
+        // A valid set a link gave is kept as given.
+        let mut b = ArrayParams {
+            failed: vec![5],
+            ..with("raid5", 6, None)
+        };
+        b.prune_settings();
+        assert_eq!(b.failed, vec![5]);
+        assert_eq!(
+            b.label(),
+            "6 × sas-10k raid5, 64.0 KiB chunk, failed disk 5"
+        );
+        let c = ArrayParams {
+            groups: Some(3),
+            failed: vec![0, 4],
+            ..with("raid50", 12, Some("perc-h730"))
+        };
+        assert_eq!(
+            c.label(),
+            "12 × sas-10k raid50, 64.0 KiB chunk, controller perc-h730, 3 groups, failed disks 0, 4"
+        );
     }
 
     fn events(n: u64) -> Vec<IoEvent> {

@@ -59,7 +59,6 @@ fn set_controller(a: &mut ArrayParams, v: &str) {
         Some(p) => !p.software,
         None => v == "cache",
     };
-    a.prune_md_settings();
 }
 
 /// One md setting's select: `text` and its `title`, the choices `values` with md's default
@@ -150,6 +149,79 @@ fn md_settings(url: &UrlState, on_url: &Callback<UrlState>, i: usize, a: &ArrayP
     }
 }
 
+/// The groups of a nested level (RAID 50/60, a controller's RAID 10), where the layout takes
+/// a choice: the level's default first, then every count the engine builds.
+fn groups_select(url: &UrlState, on_url: &Callback<UrlState>, i: usize, a: &ArrayParams) -> Html {
+    let choices = a.group_choices();
+    if choices.is_empty() {
+        return html! {};
+    }
+    let default = if a.level == StandardLevel::Raid10.name() {
+        format!("default ({} pairs)", a.disks / 2)
+    } else {
+        "default (2)".to_owned()
+    };
+    let options = std::iter::once((String::new(), default))
+        .chain(
+            choices
+                .iter()
+                .map(|g| (g.to_string(), format!("{g} of {} disks", a.disks / g))),
+        )
+        .map(|(value, text)| {
+            let selected = a.groups.map(|g| g.to_string()).unwrap_or_default() == value;
+            html! { <option value={value} {selected}>{ text }</option> }
+        });
+    html! {
+        <label title="RAID 0 over this many mirrors or parity groups, the disks split evenly (--groups)">{ "Groups " }
+            <select data-testid={format!("array-groups-{i}")}
+                onchange={edit(url, on_url, i, |a, v| a.groups = v.parse().ok())}>{ for options }</select>
+        </label>
+    }
+}
+
+/// Failed disks (degraded mode): none, or the first `k` of the engine's failure order, each
+/// one the layout still survives (`--failed`).
+fn failed_select(url: &UrlState, on_url: &Callback<UrlState>, i: usize, a: &ArrayParams) -> Html {
+    let order = a.failure_order();
+    if order.is_empty() {
+        return html! {};
+    }
+    // A link may have named other disks than the order's first: listed as given.
+    let given = (!a.failed.is_empty() && a.failed[..] != order[..a.failed.len().min(order.len())])
+        .then(|| a.failed.clone());
+    let list = |d: &[u32]| d.iter().map(u32::to_string).collect::<Vec<_>>();
+    let options = std::iter::once((String::new(), "none".to_owned()))
+        .chain((1..=order.len()).map(|k| {
+            let disks = list(&order[..k]);
+            (
+                disks.join("-"),
+                format!(
+                    "{k} (disk{} {})",
+                    if k == 1 { "" } else { "s" },
+                    disks.join(", ")
+                ),
+            )
+        }))
+        .chain(given.map(|g| {
+            (
+                list(&g).join("-"),
+                format!("{} (disks {})", g.len(), list(&g).join(", ")),
+            )
+        }))
+        .map(|(value, text)| {
+            let selected = list(&a.failed).join("-") == value;
+            html! { <option value={value} {selected}>{ text }</option> }
+        });
+    html! {
+        <label title="Degraded mode: these disks have failed (--failed); reads of their chunks are rebuilt from the survivors">{ "Failed " }
+            <select data-testid={format!("array-failed-{i}")}
+                onchange={edit(url, on_url, i, |a, v| {
+                    a.failed = v.split('-').filter_map(|d| d.parse().ok()).collect()
+                })}>{ for options }</select>
+        </label>
+    }
+}
+
 fn target_value(e: &Event) -> String {
     let Some(t) = e.target() else {
         return String::new();
@@ -182,9 +254,21 @@ fn edit(
         let mut u = url.clone();
         if let Some(a) = u.arrays.get_mut(i) {
             f(a, &v);
+            // What the new level, disks or controller do not take goes (the engine's rule).
+            a.prune_settings();
         }
         on_url.emit(u);
     })
+}
+
+/// A rebuild's duration to the minute (`19 h 53 min`, `42 min`).
+fn rebuild_time(secs: f64) -> String {
+    let min = (secs / 60.0).round().max(1.0) as u64;
+    match (min / 60, min % 60) {
+        (0, m) => format!("{m} min"),
+        (h, 0) => format!("{h} h"),
+        (h, m) => format!("{h} h {m} min"),
+    }
 }
 
 fn pct(x: f64) -> String {
@@ -209,15 +293,21 @@ fn run_cells(r: Option<&RunResult>, testid: String) -> Html {
     }
 }
 
-/// Per-disk utilisation as bars, array disks then cache devices.
-fn disk_bars(r: &RunResult, tier: &str) -> Html {
+/// Per-disk utilisation as bars, array disks then cache devices; `failed` array disks say so.
+fn disk_bars(r: &RunResult, tier: &str, failed: &[u32]) -> Html {
     let bars = r.disks.iter().filter(|d| d.tier.as_str() == tier).map(|d| {
         let w = (d.utilisation.clamp(0.0, 1.0) * 100.0).round();
+        let lost = tier == "array" && failed.contains(&d.index);
+        let (title, value) = if lost {
+            (format!("{tier} disk {}: failed", d.index), "failed".to_owned())
+        } else {
+            (format!("{tier} disk {}: {} busy, {:.0} IOPS", d.index, pct(d.utilisation), d.iops), pct(d.utilisation))
+        };
         html! {
-            <div class="disk-bar" title={format!("{tier} disk {}: {} busy, {:.0} IOPS", d.index, pct(d.utilisation), d.iops)}>
+            <div class={classes!("disk-bar", lost.then_some("failed"))} {title}>
                 <span class="disk-label">{ format!("{}", d.index) }</span>
                 <span class="bar"><span class={classes!("fill", tier.to_owned())} style={format!("width:{w}%")}></span></span>
-                <span class="disk-value">{ pct(d.utilisation) }</span>
+                <span class="disk-value">{ value }</span>
             </div>
         }
     });
@@ -236,7 +326,10 @@ fn result_block(c: &ConfigPrediction) -> Html {
             <p class="answer-line">{ format!("{:.0} IOPS, mean {}, p99 {}", c.without_cache.iops,
                 lat(c.without_cache.latency.mean_nanos), duration(c.without_cache.latency.p99_nanos)) }</p>
             <p class="hint" data-testid="bottleneck">{ format!("Bottleneck: {}", c.without_cache.bottleneck) }</p>
-            { disk_bars(&c.without_cache, "array") }
+            if let Some(r) = c.rebuild_secs {
+                <p class="hint" data-testid="rebuild" data-value={r.to_string()}>{ format!("Rebuild of one disk at this load: about {}", rebuild_time(r)) }</p>
+            }
+            { disk_bars(&c.without_cache, "array", &c.params.failed) }
             if let Some(w) = &c.with_cache {
                 <h4>{ "With the SSD cache" }</h4>
                 <p class="answer-line">{ format!("{:.0} IOPS, mean {}, p99 {}", w.iops,
@@ -244,8 +337,8 @@ fn result_block(c: &ConfigPrediction) -> Html {
                     if let Some(s) = speedup { { format!(" ({s:.2}× IOPS)") } }
                 </p>
                 <p class="hint">{ format!("Bottleneck: {}", w.bottleneck) }</p>
-                { disk_bars(w, "array") }
-                { disk_bars(w, "cache") }
+                { disk_bars(w, "array", &c.params.failed) }
+                { disk_bars(w, "cache", &[]) }
             }
         </div>
     }
@@ -303,7 +396,7 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                 <div class="array-editor">
                     <label>{ "RAID level " }
                         <select data-testid={format!("array-level-{i}")}
-                            onchange={edit(url, &props.on_url, i, |a, v| { a.level = v.to_owned(); a.prune_md_settings() })}>{ for levels }</select>
+                            onchange={edit(url, &props.on_url, i, |a, v| a.level = v.to_owned())}>{ for levels }</select>
                     </label>
                     <label>{ "Disks " }
                         <input type="number" min="1" max="64" value={a.disks.to_string()} data-testid={format!("array-disks-{i}")}
@@ -321,6 +414,8 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                         <select data-testid={format!("array-controller-{i}")}
                             onchange={edit(url, &props.on_url, i, set_controller)}>{ for controllers }</select>
                     </label>
+                    { groups_select(url, &props.on_url, i, a) }
+                    { failed_select(url, &props.on_url, i, a) }
                     if url.arrays.len() > 1 {
                         <button class="link" onclick={remove}>{ "Remove" }</button>
                     }
@@ -474,8 +569,9 @@ mod tests {
     use super::*;
     use analyzer_core::job::predict::ControllerSettings;
 
-    /// The select's values round-trip, and a change of controller prunes md's settings as the
-    /// engine's rule says (`ArrayParams::prune_md_settings`, tested in the core).
+    /// The select's values round-trip, and a change of controller, followed by the pruning
+    /// every edit ends with, drops md's settings as the engine's rule says
+    /// (`ArrayParams::prune_settings`, tested in the core).
     #[test]
     fn the_controller_select_maps_to_the_layout_and_back() {
         let values = ["md", "cache"]
@@ -490,6 +586,7 @@ mod tests {
                 ..ArrayParams::default()
             };
             set_controller(&mut a, v);
+            a.prune_settings();
             assert_eq!(controller_choice(&a), v);
             let md = v == "md" || v == "intel-vroc";
             assert_eq!(a.software(), md, "{v}");
@@ -498,5 +595,13 @@ mod tests {
                 panic!("{v}: {e}");
             }
         }
+    }
+
+    #[test]
+    fn rebuild_times_read_in_hours_and_minutes() {
+        assert_eq!(rebuild_time(10.0), "1 min");
+        assert_eq!(rebuild_time(42.0 * 60.0 + 10.0), "42 min");
+        assert_eq!(rebuild_time(3600.0), "1 h");
+        assert_eq!(rebuild_time(71_572.0), "19 h 53 min");
     }
 }
