@@ -765,10 +765,30 @@ test('the array view predicts layouts in the worker, the same numbers as blocksi
   await page.locator('[data-testid=array-groups-1]').selectOption('3');
   await answered(1, 'raid60, 64.0 KiB chunk, controller perc-h730, 3 groups, failed disks 0, 2');
   const sixty = await iops('iops-1');
-  const cliSixty = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid60', '--disks', '12',
+  const sixtyArgs = ['predict', '--json', '-q', SAMPLE, '--layout', 'raid60', '--disks', '12',
     '--disk', 'nvme', '--chunk', '65536', '--qd', '16', '--controller', 'perc-h730', '--groups', '3',
-    '--failed', '0,2'])).configs[0];
+    '--failed', '0,2'];
+  const cliSixty = JSON.parse(run(sixtyArgs)).configs[0];
+  const cliSixtyCached = (disk = 'sata-ssd') => JSON.parse(run([...sixtyArgs, '--cache-size', String(size),
+    '--cache-line', String(sizing.line_bytes), '--policy', 'lru', '--mode', 'wt', '--cache-disk', disk])).configs[0];
   assert.equal(sixty, cliSixty.without_cache.iops);
+
+  // The cache tier on two NVMe drives instead of two SATA SSDs (the CLI's --cache-disk and
+  // --cache-disks): in front of the NVMe RAID 60 the SATA pair was the bottleneck.
+  if (size) {
+    const sataCached = await iops('iops-cache-1');
+    assert.equal(sataCached, cliSixtyCached().with_cache.iops);
+    await page.locator('[data-testid=array-cache-disk]').selectOption('nvme');
+    assert.match(page.url(), /cdev=nvme\.2/);
+    await page.waitForFunction((b) => {
+      const el = document.querySelector('[data-testid=iops-cache-1]');
+      return el && Number(el.dataset.value) !== b
+        && document.querySelector('[data-testid=view-array]').dataset.computing === 'false';
+    }, sataCached, { timeout: 120_000 });
+    const nvmeCached = await iops('iops-cache-1');
+    assert.equal(nvmeCached, cliSixtyCached('nvme').with_cache.iops);
+    assert.ok(nvmeCached > sataCached, `NVMe cache ${nvmeCached} IOPS, SATA SSD cache ${sataCached}`);
+  }
   await page.screenshot({ path: join(SHOTS, 'array.png'), fullPage: true });
 
   // The link reproduces both layouts, their settings and their numbers.
@@ -781,6 +801,7 @@ test('the array view predicts layouts in the worker, the same numbers as blocksi
   assert.equal(await again.locator('[data-testid=array-controller-1]').inputValue(), 'perc-h730');
   assert.equal(await again.locator('[data-testid=array-groups-1]').inputValue(), '3');
   assert.equal(await again.locator('[data-testid=array-failed-1]').inputValue(), '0-2');
+  if (size) assert.equal(await again.locator('[data-testid=array-cache-disk]').inputValue(), 'nvme');
   assert.equal(await again.locator('[data-testid=array-sc-0]').inputValue(), '4096');
   await again.close();
   assert.deepEqual(problems, []);

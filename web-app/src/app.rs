@@ -280,11 +280,14 @@ pub fn App() -> Html {
     // Overview's speed-up card asks for its first layout with and without a cache of the
     // recommended size, without the curve (with default knobs, the Array view's first pass).
     let array_request = |full: &Results| {
-        PredictRequest::new(
-            state.url.arrays.clone(),
-            Some(chosen_cache(full, &state.url)),
-            state.url.qd,
-        )
+        PredictRequest {
+            cache_devices: state.url.cache_devices.clone(),
+            ..PredictRequest::new(
+                state.url.arrays.clone(),
+                Some(chosen_cache(full, &state.url)),
+                state.url.qd,
+            )
+        }
         .with_curve(state.url.curve)
         .with_window(PredictRequest::window_from_secs(state.url.window))
     };

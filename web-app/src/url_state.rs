@@ -12,8 +12,9 @@ pub const VIEWS: [(&str, &str); 4] = [
 use analyzer_core::array::controller_preset::ControllerPreset;
 use analyzer_core::array::md::Raid10Layout;
 use analyzer_core::array::md_bitmap::MdBitmapSetting;
+use analyzer_core::array::DiskPreset;
 use analyzer_core::cache::{Admission, Preset};
-use analyzer_core::job::predict::ControllerSettings;
+use analyzer_core::job::predict::{CacheDevicesParams, ControllerSettings};
 use analyzer_core::job::simulate::model::KernelModel;
 
 use crate::worker::predict::{ArrayParams, MAX_CONFIGS};
@@ -68,6 +69,9 @@ pub struct UrlState {
     pub qd: u32,
     /// The Array view's IOPS-vs-latency curve (`curve=0` turns it off).
     pub curve: bool,
+    /// The Array view's SSD cache tier devices (`cdev=nvme.2`: preset and count), as
+    /// `--cache-disk` and `--cache-disks`; default two SATA SSDs in RAID 1.
+    pub cache_devices: CacheDevicesParams,
 }
 
 impl Default for UrlState {
@@ -93,6 +97,7 @@ impl Default for UrlState {
             arrays: vec![ArrayParams::default()],
             qd: 16,
             curve: true,
+            cache_devices: CacheDevicesParams::default(),
         }
     }
 }
@@ -159,6 +164,11 @@ impl UrlState {
                         .parse()
                         .ok()
                         .filter(|&l: &u64| l.is_power_of_two() && (4096..=1 << 20).contains(&l))
+                }
+                "cdev" => {
+                    if let Some(d) = parse_cache_devices(&v) {
+                        s.cache_devices = d;
+                    }
                 }
                 "qd" => {
                     s.qd = v
@@ -373,6 +383,13 @@ impl UrlState {
                 .collect();
             out.push_str(&format!("&arr={}", encode(&parts.join(","))));
         }
+        if self.cache_devices != d.cache_devices {
+            let c = &self.cache_devices;
+            out.push_str(&format!(
+                "&cdev={}",
+                encode(&format!("{}.{}", c.disk, c.count))
+            ));
+        }
         if self.qd != d.qd {
             out.push_str(&format!("&qd={}", self.qd));
         }
@@ -499,6 +516,31 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
     (params.level.len() <= 16 && params.disk.len() <= 16).then_some(params)
 }
 
+/// The Array view's cache devices: the flash presets, 1 to 4 of them (RAID 1 when two, RAID 0
+/// otherwise, as the job builds them).
+pub const CACHE_DEVICE_COUNTS: [u32; 4] = [1, 2, 3, 4];
+
+/// The disk presets the Array view offers for its cache tier: the flash ones.
+pub fn cache_device_presets() -> impl Iterator<Item = DiskPreset> {
+    DiskPreset::ALL
+        .into_iter()
+        .filter(|p| matches!(p.model(), analyzer_core::array::DeviceModel::Ssd(_)))
+}
+
+/// `nvme.2`: a flash preset and a count the view offers.
+fn parse_cache_devices(s: &str) -> Option<CacheDevicesParams> {
+    let (disk, count) = s.split_once('.')?;
+    let disk = cache_device_presets().find(|p| p.name() == disk)?;
+    let count = count
+        .parse()
+        .ok()
+        .filter(|n| CACHE_DEVICE_COUNTS.contains(n))?;
+    Some(CacheDevicesParams {
+        disk: disk.name().to_owned(),
+        count,
+    })
+}
+
 fn encode(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
@@ -536,7 +578,6 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn array_controllers_and_md_settings_round_trip() {
-        use analyzer_core::job::predict::ControllerSettings;
         let arrays = vec![
             ArrayParams {
                 level: "raid6".into(),
@@ -607,6 +648,37 @@ mod tests {
         let old = &UrlState::from_hash("#arr=raid5.6.nvme.65536.1").arrays[0];
         assert!(old.controller_cache);
         assert_eq!(old.controller, ControllerSettings::default());
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn array_links_carry_the_cache_devices() {
+        let s = UrlState {
+            cache_devices: CacheDevicesParams {
+                disk: "nvme".into(),
+                count: 4,
+            },
+            ..UrlState::default()
+        };
+        let hash = s.to_hash();
+        assert!(hash.contains("cdev=nvme.4"), "{hash}");
+        assert_eq!(UrlState::from_hash(&hash), s);
+        assert!(!UrlState::default().to_hash().contains("cdev"));
+        // Presets that are not flash, counts the view does not offer, junk: the default.
+        for junk in [
+            "cdev=sas-15k.2",
+            "cdev=nvme.9",
+            "cdev=nvme",
+            "cdev=.2",
+            "cdev=nvme.x",
+        ] {
+            assert_eq!(
+                UrlState::from_hash(junk).cache_devices,
+                CacheDevicesParams::default(),
+                "{junk}"
+            );
+        }
+        let presets: Vec<_> = cache_device_presets().map(|p| p.name()).collect();
+        assert_eq!(presets, ["sata-ssd", "nvme"]);
     }
 
     #[wasm_bindgen_test(unsupported = test)]

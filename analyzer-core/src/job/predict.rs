@@ -633,7 +633,8 @@ impl CacheDevicesParams {
         })
     }
 
-    fn describe(&self) -> String {
+    /// `2 × sata-ssd in RAID 1`.
+    pub fn describe(&self) -> String {
         let n = self.count.clamp(1, 64);
         format!(
             "{n} × {} in {}",

@@ -8,6 +8,7 @@
 
 use analyzer_core::array::controller_preset::ControllerPreset;
 use analyzer_core::array::{DiskPreset, RunResult, StandardLevel};
+use analyzer_core::job::predict::CacheDevicesParams;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -16,7 +17,7 @@ use crate::charts::latency_curve::{latency_curve_chart, LatencyCurveChart};
 use crate::components::chart_card::ChartCard;
 use crate::state::PredictState;
 use crate::units::{bytes, count, duration};
-use crate::url_state::UrlState;
+use crate::url_state::{cache_device_presets, UrlState, CACHE_DEVICE_COUNTS};
 use crate::worker::predict::{
     ArrayParams, ConfigPrediction, PredictRequest, Staging, CONTROLLER_CACHE_BYTES, MAX_CONFIGS,
 };
@@ -220,6 +221,21 @@ fn failed_select(url: &UrlState, on_url: &Callback<UrlState>, i: usize, a: &Arra
                 })}>{ for options }</select>
         </label>
     }
+}
+
+/// The callback that changes the cache tier's devices.
+fn on_cache_devices(
+    url: &UrlState,
+    on_url: &Callback<UrlState>,
+    f: fn(&mut CacheDevicesParams, &str),
+) -> Callback<Event> {
+    let url = url.clone();
+    let on_url = on_url.clone();
+    Callback::from(move |e: Event| {
+        let mut u = url.clone();
+        f(&mut u.cache_devices, &target_value(&e));
+        on_url.emit(u);
+    })
 }
 
 fn target_value(e: &Event) -> String {
@@ -493,6 +509,13 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
             })
             .collect::<Html>()
     });
+    let devices = &url.cache_devices;
+    let cache_counts = CACHE_DEVICE_COUNTS.iter().map(|&n| {
+        html! { <option value={n.to_string()} selected={n == devices.count}>{ n.to_string() }</option> }
+    });
+    let cache_disks = cache_device_presets().map(|p| {
+        html! { <option value={p.name()} selected={p.name() == devices.disk} title={p.description()}>{ p.name() }</option> }
+    });
     html! {
         <div class="view array" data-testid="view-array" data-computing={computing.to_string()}>
             <section class="chart-card controls-card">
@@ -506,7 +529,14 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                 if url.arrays.len() < MAX_CONFIGS {
                     <button onclick={add} data-testid="array-add">{ "Add a layout" }</button>
                 }
-                <p class="hint">{ format!("SSD cache tier (from the Cache view): {}.", props.cache_label) }</p>
+                <p class="hint">{ format!("SSD cache tier (from the Cache view): {}, on ", props.cache_label) }
+                    <select data-testid="array-cache-disks" title="cache devices: RAID 1 when two, RAID 0 otherwise (--cache-disks)"
+                        onchange={on_cache_devices(url, &props.on_url, |d, v| if let Ok(n) = v.parse() { d.count = n })}>{ for cache_counts }</select>
+                    { " × " }
+                    <select data-testid="array-cache-disk" title="the cache devices' model (--cache-disk)"
+                        onchange={on_cache_devices(url, &props.on_url, |d, v| d.disk = v.to_owned())}>{ for cache_disks }</select>
+                    { format!(" ({}).", if url.cache_devices.count == 2 { "RAID 1" } else { "RAID 0" }) }
+                </p>
                 if computing {
                     <p class="notice" data-testid="array-computing"><span class="spinner"></span>{
                         if curve_pending {
@@ -568,11 +598,12 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
 mod tests {
     use super::*;
     use analyzer_core::job::predict::ControllerSettings;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     /// The select's values round-trip, and a change of controller, followed by the pruning
     /// every edit ends with, drops md's settings as the engine's rule says
     /// (`ArrayParams::prune_settings`, tested in the core).
-    #[test]
+    #[wasm_bindgen_test(unsupported = test)]
     fn the_controller_select_maps_to_the_layout_and_back() {
         let values = ["md", "cache"]
             .into_iter()
@@ -597,7 +628,7 @@ mod tests {
         }
     }
 
-    #[test]
+    #[wasm_bindgen_test(unsupported = test)]
     fn rebuild_times_read_in_hours_and_minutes() {
         assert_eq!(rebuild_time(10.0), "1 min");
         assert_eq!(rebuild_time(42.0 * 60.0 + 10.0), "42 min");

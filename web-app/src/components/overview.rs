@@ -18,9 +18,7 @@ use crate::charts::size_histogram::size_histogram;
 use crate::components::chart_card::ChartCard;
 use crate::state::PredictState;
 use crate::units::{bytes, count, duration, pct};
-use crate::worker::predict::{
-    CacheParams, PredictRequest, PredictResult, CACHE_DISKS, CACHE_DISK_PRESET,
-};
+use crate::worker::predict::{CacheParams, PredictRequest, PredictResult};
 use crate::worker::protocol::Results;
 
 /// The share of all I/O the hot data size card is stated at.
@@ -316,12 +314,12 @@ fn speedup_assumptions(req: Option<&PredictRequest>) -> Option<String> {
     let cache = req.cache.as_ref()?;
     Some(format!(
         "Predicted speed-up: {} (the Array view's first layout), with and without a {} SSD \
-         cache (the recommended size; LRU, write-through, {} KiB lines, on {CACHE_DISKS} × \
-         {CACHE_DISK_PRESET} in RAID 1, starting cold); the whole trace replayed in closed loop \
-         at QD {}.",
+         cache (the recommended size; LRU, write-through, {} KiB lines, on {}, starting \
+         cold); the whole trace replayed in closed loop at QD {}.",
         layout.label(),
         bytes(cache.size_bytes),
         cache.line_bytes >> 10,
+        req.cache_devices.describe(),
         req.outstanding
     ))
 }

@@ -9,11 +9,6 @@ pub use analyzer_core::job::predict::{
 };
 pub use analyzer_core::job::CacheParams;
 
-/// The SSD cache tier's devices (the job's default, `CacheDevicesParams::default()`), as the
-/// views name them.
-pub const CACHE_DISK_PRESET: &str = "sata-ssd";
-pub const CACHE_DISKS: u32 = 2;
-
 /// Most lines the cache tier may hold in a browser tab (about 45 bytes each for LRU, more with
 /// ghost lists). The exact replay needs every request's real hit or miss, so it cannot sample as
 /// the Cache view does (an estimate's LRU tier does: `SimulatorTier::sampled`); past this the
@@ -81,7 +76,7 @@ impl Staging for PredictRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use analyzer_core::job::predict::{CacheDevicesParams, Predict};
+    use analyzer_core::job::predict::Predict;
     use analyzer_core::job::Job;
     use analyzer_core::IoEvent;
     use wasm_bindgen_test::wasm_bindgen_test;
@@ -95,12 +90,6 @@ mod tests {
             disk: disk.into(),
             ..ArrayParams::default()
         }
-    }
-
-    #[wasm_bindgen_test(unsupported = test)]
-    fn the_views_name_the_jobs_cache_devices() {
-        let d = CacheDevicesParams::default();
-        assert_eq!((d.disk.as_str(), d.count), (CACHE_DISK_PRESET, CACHE_DISKS));
     }
 
     #[wasm_bindgen_test(unsupported = test)]
