@@ -3,7 +3,7 @@
 //!
 //! Hot data costs about as much as the rest of the analysis together, so a host with two cores
 //! can count it apart ([`crate::analysis::AnalysisPart`]), with `stat`'s summary beside it (which
-//! balances the two parts better: measured, README): a [`Load`] of the request with `part: Rest`
+//! balances the two parts better: measured, docs/benchmarks.md): a [`Load`] of the request with `part: Rest`
 //! and a [`LoadHot`] of the same request, each fed every event (two web workers each reading the
 //! file), joined with [`Load::join_hot`]; or, natively, [`Load::with_threads`] (feature
 //! `threads`), which feeds a [`LoadHot`] on a thread of its own. Either way the result is the
@@ -231,19 +231,19 @@ impl Load {
     /// more (and the request is for the whole analysis, or for `stat` alone): the same result,
     /// sooner on two cores by as much as that share of the work (0.6 s of 1.7 s on a 1.1
     /// M-request trace with 7 M distinct blocks; `stat` alone, by the time the decoder leaves to
-    /// the summary: README). Native hosts.
+    /// the summary: docs/benchmarks.md). Native hosts.
     #[cfg(feature = "threads")]
     pub fn with_threads(request: LoadRequest, threads: usize) -> Result<Load, JobError> {
         let split = threads > 1 && (!request.analysis || request.part == AnalysisPart::Whole);
         if split && request.validate().is_ok() {
-            // The timeline goes with hot data too: the rest is the busier part (README).
+            // The timeline goes with hot data too: the rest is the busier part (docs/benchmarks.md).
             let mut hot = LoadHot::unwindowed(&request);
             if let Some(a) = hot.analysis.as_mut() {
                 a.move_timeline(true);
             }
             // `stat` alone: the thread counts where the requests go (the footprint and the
             // streams: two thirds of `stat`'s work on a large trace), this one the rest beside
-            // its decoding, which left it idle half the time (README). With the analysis this
+            // its decoding, which left it idle half the time (docs/benchmarks.md). With the analysis this
             // thread is the busier one already.
             let counts_here = !request.analysis;
             if counts_here {

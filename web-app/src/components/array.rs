@@ -206,7 +206,12 @@ fn failed_select(url: &UrlState, on_url: &Callback<UrlState>, i: usize, a: &Arra
         .chain(given.map(|g| {
             (
                 list(&g).join("-"),
-                format!("{} (disks {})", g.len(), list(&g).join(", ")),
+                format!(
+                    "{} (disk{} {})",
+                    g.len(),
+                    if g.len() == 1 { "" } else { "s" },
+                    list(&g).join(", ")
+                ),
             )
         }))
         .map(|(value, text)| {

@@ -28,8 +28,8 @@ const L: usize = 0;
 /// read in order, and the slots it names are known well before they are checked, so they are
 /// read ahead ([`LOG_AHEAD`]) as the accesses' own are. A hit writes one slot instead of
 /// relinking three nodes. On a 50 M-access stream at 10% of its footprint (969,270 lines)
-/// this took LRU from 6.6 to 4.8 s of CPU and its memory from 169 to 129 MB (README,
-/// "Benchmarks"); at 1% (a table in the CPU's L3) the two are equal.
+/// this took LRU from 6.6 to 4.8 s of CPU and its memory from 169 to 129 MB
+/// (docs/benchmarks.md); at 1% (a table in the CPU's L3) the two are equal.
 ///
 /// The log holds the accesses since the oldest resident key's last use: `capacity / (1 − hit
 /// ratio)` entries or so. When it passes [`LOG_FACTOR`] × the resident keys (hit ratios over
