@@ -16,7 +16,9 @@
 #
 # Usage: scripts/bench-cache.sh [SYNTH_LINE_ACCESSES]   (SKIP_SAMPLE=1 skips the real sample)
 #   (default 50000000; 0 skips the synthetic
-# stream). Work files go to ${BENCH_DIR:-/tmp/blocksight-bench-cache}; the venv to
+# stream). TRACES="FILE ..." also runs each trace file in any format blocksight reads (imported
+# to .bst first; for example the ARC paper's P6, `arc/P6.lis.zst` of github.com/moka-rs/cache-trace,
+# about 1.6 M line accesses of 4 KiB). Work files go to ${BENCH_DIR:-/tmp/blocksight-bench-cache}; the venv to
 # ${LCS_VENV:-/tmp/lcs}. BLOCKSIGHT=PATH runs another blocksight binary; BASELINE=PATH also runs
 # an older build beside it (its acc/s in an extra column, "before"). POLICIES="lru arc" narrows
 # the policies.
@@ -93,6 +95,12 @@ if [ -z "${SKIP_SAMPLE:-}" ]; then
   read -r n fp _ < <("$stream" from-bst tests/data/sample/pgbench.bst "$work/pgbench.oracleGeneral" 4096)
   bench "real sample pgbench.bst" tests/data/sample/pgbench.bst "$work/pgbench.oracleGeneral" "$n" "$fp"
 fi
+for trace in ${TRACES:-}; do
+  name=$(basename "$trace")
+  "$bs" import -q "$trace" -o "$work/$name.bst"
+  read -r n fp _ < <("$stream" from-bst "$work/$name.bst" "$work/$name.oracleGeneral" 4096)
+  bench "real trace $name" "$work/$name.bst" "$work/$name.oracleGeneral" "$n" "$fp"
+done
 if [ "$synth_accesses" -gt 0 ]; then
   if [ ! -s "$work/synth-$synth_accesses.meta" ]; then
     "$stream" synth "$synth_accesses" "$work/synth-$synth_accesses.bst" "$work/synth-$synth_accesses.oracleGeneral" >"$work/synth-$synth_accesses.meta"
