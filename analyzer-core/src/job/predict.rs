@@ -448,7 +448,7 @@ impl ArrayParams {
         }
     }
 
-    /// Short label: `6 × sas-10k raid5, 64 KiB chunk`, then the controller, the md settings
+    /// Short label: `6 × sas-10k raid5, 64.0 KiB chunk`, then the controller, the md settings
     /// given (`, stripe_cache_size 4096, bitmap none`), the groups and the failed disks.
     pub fn label(&self) -> String {
         let c = &self.controller;

@@ -540,7 +540,7 @@ pub fn ArrayView(props: &ArrayProps) -> Html {
                     { " × " }
                     <select data-testid="array-cache-disk" title="the cache devices' model (--cache-disk)"
                         onchange={on_cache_devices(url, &props.on_url, |d, v| d.disk = v.to_owned())}>{ for cache_disks }</select>
-                    { format!(" ({}).", if url.cache_devices.count == 2 { "RAID 1" } else { "RAID 0" }) }
+                    { match url.cache_devices.count { 1 => " (one device).", 2 => " (RAID 1).", _ => " (RAID 0)." } }
                 </p>
                 if computing {
                     <p class="notice" data-testid="array-computing"><span class="spinner"></span>{
