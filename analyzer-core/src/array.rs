@@ -193,6 +193,9 @@ pub struct ArrayConfig {
     pub layout: Node,
     pub controller: ControllerModel,
     pub cache: Option<CacheDevices>,
+    /// Linux md rebuilds the failed members beside the load ([`Engine::start_rebuilding`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rebuilding: bool,
 }
 
 impl ArrayConfig {
@@ -226,6 +229,7 @@ impl ArrayConfig {
             layout,
             controller,
             cache: None,
+            rebuilding: false,
         };
         if cfg.capacity_bytes() == 0 {
             return Err(ArrayError::Config(
@@ -259,14 +263,18 @@ impl ArrayConfig {
     }
 
     pub fn engine(&self) -> Engine {
-        Engine::new(
+        let mut e = Engine::new(
             &self.devices,
             self.layout.clone(),
             self.controller.clone(),
             self.cache
                 .as_ref()
                 .map(|c| (c.devices.as_slice(), c.layout.clone())),
-        )
+        );
+        if self.rebuilding {
+            e.start_rebuilding();
+        }
+        e
     }
 
     /// Rebuild-time estimate for each degraded parity or mirror node: the replacement is

@@ -280,7 +280,8 @@ def predict(
 ) -> dict:
     """IOPS, MB/s and latency of a RAID layout replaying the trace, with and without an SSD
     cache: ``blocksight predict IN --json``; the layout's ``groups`` (RAID 50/60, a controller's
-    RAID 10) and ``failed`` disks (``[0, 4]`` or ``"0,4"``: degraded mode), or ``array=FILE``, an
+    RAID 10) and ``failed`` disks (``[0, 4]`` or ``"0,4"``: degraded mode; ``rebuilding=True``:
+    Linux md rebuilds them beside the load, ``md_sync_speed_min``/``max`` in KiB/s), or ``array=FILE``, an
     array description (``--array``); the cache tier's ``cache_disk`` and ``cache_disks``; the
     controller (``controller="perc-h730"``,
     ``controller_cache``, ``read_ahead``, ``max_iops``, ``max_mbps``, ``parity_rate``) and md's

@@ -403,7 +403,10 @@ fn predict_request(o: &Options) -> anyhow::Result<PredictRequest> {
             md_raid10_layout: text(o, "raid10_layout")?.map(str::to_owned),
             md_bitmap: text(o, "md_bitmap")?.map(str::to_owned),
             md_safe_mode_delay_nanos: safe_mode_delay(o)?,
+            md_sync_speed_min_kib: small(o, "md_sync_speed_min")?,
+            md_sync_speed_max_kib: small(o, "md_sync_speed_max")?,
         },
+        rebuilding: flag(o, "rebuilding")?,
         ..shape
     };
     let cache = match text(o, "cache_size")? {

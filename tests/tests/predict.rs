@@ -1110,6 +1110,87 @@ fn cli_cache_tier_on_a_trace_and_degraded_raid10() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("failed"));
 }
 
+/// `--rebuilding`: md rebuilds the failed disk beside the trace's load. The members carry the
+/// rebuild's reads and writes, the load is slower than on the degraded array alone, the
+/// rebuild time is the measured speed's, md's minimum speed changes it, and a hardware
+/// controller or an array with nothing failed is refused with the reason.
+#[test]
+fn cli_md_rebuilds_beside_the_load() {
+    let trace = data_dir().join("sample/pgbench.bst").display().to_string();
+    let args = |extra: &[&str]| {
+        let mut a: Vec<String> = [
+            "predict", &trace, "-q", "--layout", "raid5", "--disks", "6", "--disk", "sas-10k",
+            "--qd", "4", "--failed", "2", "--json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let degraded = blocksight_json("degraded", args(&[]));
+    let rebuilding = blocksight_json("rebuilding", args(&["--rebuilding"]));
+    let forced = blocksight_json(
+        "rebuilding at a high minimum",
+        args(&["--rebuilding", "--md-sync-speed-min", "500000"]),
+    );
+    let run = |v: &serde_json::Value| v["configs"][0]["without_cache"].clone();
+    assert!(run(&degraded).get("rebuild").is_none());
+    let r = run(&rebuilding)["rebuild"].clone();
+    let speed = r["bytes_per_sec"].as_f64().expect("rebuild speed");
+    let member = r["member_capacity_bytes"].as_f64().expect("member bytes");
+    assert!(r["yields"].as_u64().expect("yields") > 0, "{r}");
+    let secs = rebuilding["configs"][0]["rebuild_secs"]
+        .as_f64()
+        .expect("secs");
+    assert!(
+        (secs - member / speed).abs() / secs < 1e-9,
+        "{secs} {member} {speed}"
+    );
+    let iops = |v: &serde_json::Value| run(v)["iops"].as_f64().expect("iops");
+    assert!(
+        iops(&degraded) > iops(&rebuilding),
+        "{} {}",
+        iops(&degraded),
+        iops(&rebuilding)
+    );
+    let forced_speed = run(&forced)["rebuild"]["bytes_per_sec"]
+        .as_f64()
+        .expect("speed");
+    assert!(forced_speed > speed && iops(&forced) < iops(&rebuilding));
+    // The replacement (disk 2) is written, never read; the others are read.
+    let disks = run(&rebuilding)["disks"].as_array().expect("disks").clone();
+    assert_eq!(disks[2]["read_bytes"].as_u64(), Some(0));
+    let rebuilt = r["member_bytes"].as_u64().expect("rebuilt");
+    assert!(disks[2]["write_bytes"].as_u64().expect("writes") >= rebuilt);
+    assert!(disks[0]["read_bytes"].as_u64().expect("reads") >= rebuilt);
+    let text = run_blocksight(
+        args(&["--rebuilding"])
+            .into_iter()
+            .filter(|a| a != "--json"),
+    );
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    assert!(text.contains("md rebuilt"), "{text}");
+    let mut nothing_failed = args(&["--rebuilding"]);
+    let i = nothing_failed
+        .iter()
+        .position(|x| x == "--failed")
+        .expect("--failed");
+    nothing_failed.drain(i..i + 2);
+    for (a, why) in [
+        (
+            args(&["--rebuilding", "--controller", "perc-h730"]),
+            "controller",
+        ),
+        (nothing_failed, "nothing to rebuild"),
+    ] {
+        let out = run_blocksight(&a);
+        assert!(!out.status.success(), "{a:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{a:?}: {err}");
+    }
+}
+
 /// `blocksight predict EXTRA COMMON` on a stored lab workload `dir`, its JSON.
 fn predict_json(dir: &Path, extra: &[&str], common: &[String]) -> serde_json::Value {
     let mut args = vec!["predict".to_string()];

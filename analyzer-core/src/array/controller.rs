@@ -73,6 +73,12 @@ pub const MD_PAGE_COST_NANOS: f64 = 2.0 * 4096.0 / MD_XOR_BYTES_PER_SEC * 1e9;
 /// `--md-page-cost 6.8us` to model such a CPU; it was the default (as 54.6 µs a head) before.
 pub const MD_ATOM_PAGE_COST_NANOS: f64 = 54_600.0 / 8.0;
 
+/// `dev.raid.speed_limit_min`'s default, KiB/s (md.rst: "the minimum rate at which resync
+/// will proceed even if there is other activity").
+pub const MD_SYNC_SPEED_MIN_KIB: u32 = 1_000;
+/// `dev.raid.speed_limit_max`'s default, KiB/s.
+pub const MD_SYNC_SPEED_MAX_KIB: u32 = 200_000;
+
 /// How md handles RAID 5/6 writes (drivers/md/raid5.c, Documentation/admin-guide/md.rst).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -97,6 +103,12 @@ pub struct MdSettings {
     /// next one ([`crate::array::md_super`]). `None`: an array without a persistent
     /// superblock (`mdadm --build`), which md never updates.
     pub safe_mode_delay_nanos: Option<u64>,
+    /// md's resync and recovery speed limits in KiB/s (`sync_speed_min`, `sync_speed_max`
+    /// in sysfs; the defaults are the sysctls `dev.raid.speed_limit_min` 1,000 and
+    /// `speed_limit_max` 200,000, Documentation/admin-guide/md.rst). Below the minimum a
+    /// rebuild never yields to other I/O; above the maximum it sleeps.
+    pub sync_speed_min_kib: u32,
+    pub sync_speed_max_kib: u32,
 }
 
 impl MdSettings {
@@ -125,6 +137,8 @@ impl Default for MdSettings {
             page_cost_nanos: None,
             bitmap: MdBitmapSetting::Auto,
             safe_mode_delay_nanos: Some(super::md_super::SAFE_MODE_DELAY_NANOS),
+            sync_speed_min_kib: MD_SYNC_SPEED_MIN_KIB,
+            sync_speed_max_kib: MD_SYNC_SPEED_MAX_KIB,
         }
     }
 }

@@ -317,7 +317,7 @@ impl Node {
 
     /// Bytes each member contributes: the smallest member, rounded down to whole chunks for
     /// striped levels.
-    fn per_member_bytes(&self, disk_capacity: &dyn Fn(u32) -> u64) -> u64 {
+    pub(crate) fn per_member_bytes(&self, disk_capacity: &dyn Fn(u32) -> u64) -> u64 {
         let min = self
             .members
             .iter()
@@ -365,6 +365,48 @@ impl Node {
                 Member::Disk(d) => out.push(*d),
                 Member::Node(n) => n.disks(out),
             }
+        }
+    }
+
+    /// Where a rebuild reads the data it writes to failed member `member` at `member_offset`:
+    /// the surviving members and their offsets, and how many bytes (at most `len`) those same
+    /// sources serve. RAID 1 reads the first surviving member; RAID 10 the first surviving copy
+    /// of the chunk (a far or offset copy lies elsewhere, so a piece ends at the chunk); RAID
+    /// 5/6 every survivor at the same offset, the stripe's other blocks, from which md
+    /// computes the lost one. `None` for a level without redundancy or an offset past the
+    /// member's data.
+    pub fn rebuild_sources(
+        &self,
+        member: usize,
+        member_offset: u64,
+        len: u64,
+        disk_capacity: &dyn Fn(u32) -> u64,
+    ) -> Option<(Vec<(usize, u64)>, u64)> {
+        let per = self.per_member_bytes(disk_capacity);
+        if member_offset >= per || len == 0 {
+            return None;
+        }
+        let len = len.min(per - member_offset);
+        let survivors = || (0..self.members.len()).filter(|&m| m != member && !self.is_failed(m));
+        match self.level {
+            Level::Raid1 => Some((vec![(survivors().next()?, member_offset)], len)),
+            Level::Raid5 | Level::Raid6 => {
+                Some((survivors().map(|m| (m, member_offset)).collect(), len))
+            }
+            Level::Raid10 => {
+                let chunk = self.chunk_bytes.max(1);
+                let len = len.min(chunk - member_offset % chunk);
+                let logical = self.logical_at(member, member_offset, disk_capacity)?;
+                let r = self.raid10_layout();
+                let n = self.members.len() as u64;
+                let source = (0..r.copies()).find_map(|k| {
+                    let (m, at) = r.copy(logical, chunk, n, per, k);
+                    let m = m as usize;
+                    (m != member && !self.is_failed(m)).then_some((m, at))
+                })?;
+                Some((vec![source], len))
+            }
+            Level::Concat | Level::Raid0 => None,
         }
     }
 

@@ -130,6 +130,12 @@ pub struct ControllerSettings {
     /// mode off: the array is marked dirty once and never clean while it runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md_safe_mode_delay_nanos: Option<u64>,
+    /// Linux md RAID 1/5/6/10: `sync_speed_min` and `sync_speed_max` in KiB/s, the speeds
+    /// between which a rebuild yields to other I/O (defaults 1,000 and 200,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md_sync_speed_min_kib: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md_sync_speed_max_kib: Option<u32>,
 }
 
 /// One layout.
@@ -150,6 +156,11 @@ pub struct ArrayParams {
     /// Failed disks by index (degraded mode); each lands in its own mirror or parity group.
     #[serde(default)]
     pub failed: Vec<u32>,
+    /// Linux md rebuilds the failed disks onto replacements while the load runs
+    /// (`array/engine/rebuild.rs`): the numbers are those during the rebuild, and the rebuild
+    /// time is the speed it reached. Without it the array is degraded with no rebuild running.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rebuilding: bool,
     #[serde(default)]
     pub controller: ControllerSettings,
     /// A JSON array description (docs/model.md) replacing level, disks, disk, chunk, groups
@@ -168,6 +179,7 @@ impl Default for ArrayParams {
             controller_cache: false,
             groups: None,
             failed: Vec::new(),
+            rebuilding: false,
             controller: ControllerSettings::default(),
             spec_json: None,
         }
@@ -275,7 +287,9 @@ impl ArrayParams {
             || c.md_stripe_cost_nanos.is_some()
             || c.md_page_cost_nanos.is_some()
             || c.md_bitmap.is_some()
-            || c.md_safe_mode_delay_nanos.is_some();
+            || c.md_safe_mode_delay_nanos.is_some()
+            || c.md_sync_speed_min_kib.is_some()
+            || c.md_sync_speed_max_kib.is_some();
         match &mut cfg.controller.md {
             Some(md) => {
                 if let Some(n) = c.md_stripe_cache_size {
@@ -321,11 +335,23 @@ impl ArrayParams {
                 if let Some(ns) = c.md_safe_mode_delay_nanos {
                     md.safe_mode_delay_nanos = Some(ns);
                 }
+                if let Some(k) = c.md_sync_speed_min_kib {
+                    md.sync_speed_min_kib = k;
+                }
+                if let Some(k) = c.md_sync_speed_max_kib {
+                    if k == 0 {
+                        return Err(JobError::invalid(
+                            "sync_speed_max 0",
+                            "expected a speed in KiB/s of 1 or more",
+                        ));
+                    }
+                    md.sync_speed_max_kib = k;
+                }
             }
             None if md_given => {
                 return Err(JobError::invalid(
                     "md settings",
-                    "stripe_cache_size, group_thread_cnt, the stripe and page costs, the write-intent bitmap and safe_mode_delay apply to Linux md, not to a hardware controller",
+                    "stripe_cache_size, group_thread_cnt, the stripe and page costs, the write-intent bitmap, safe_mode_delay and the sync speeds apply to Linux md, not to a hardware controller",
                 ))
             }
             None if cfg.layout.level == Level::Raid10 => {
@@ -335,6 +361,21 @@ impl ArrayParams {
                 ))
             }
             None => {}
+        }
+        if self.rebuilding {
+            if cfg.controller.md.is_none() {
+                return Err(JobError::invalid(
+                    "rebuilding behind a hardware controller",
+                    "how a controller's firmware paces a rebuild is not published; the rebuild beside the load is Linux md's (without it the array is degraded and the rebuild time an estimate)",
+                ));
+            }
+            if !has_failed(&cfg.layout) {
+                return Err(JobError::invalid(
+                    "rebuilding",
+                    "nothing to rebuild: give the failed disks (--failed)",
+                ));
+            }
+            cfg.rebuilding = true;
         }
         Ok(cfg)
     }
@@ -445,6 +486,8 @@ impl ArrayParams {
         if !software || !redundant {
             c.md_bitmap = None;
             c.md_safe_mode_delay_nanos = None;
+            c.md_sync_speed_min_kib = None;
+            c.md_sync_speed_max_kib = None;
         }
     }
 
@@ -1528,6 +1571,15 @@ impl Predict {
     }
 }
 
+/// Whether some node of the layout has failed members.
+fn has_failed(node: &Node) -> bool {
+    !node.failed.is_empty()
+        || node.members.iter().any(|m| match m {
+            Member::Node(n) => has_failed(n),
+            Member::Disk(_) => false,
+        })
+}
+
 fn layout_prediction(
     params: &ArrayParams,
     cfg: &ArrayConfig,
@@ -1549,7 +1601,10 @@ fn layout_prediction(
         speedup: with_cache
             .as_ref()
             .map(|w| w.iops / without_cache.iops.max(1e-9)),
-        rebuild_secs: cfg.rebuild_estimate_secs(busiest),
+        rebuild_secs: match &without_cache.rebuild {
+            Some(r) => r.secs(),
+            None => cfg.rebuild_estimate_secs(busiest),
+        },
         without_cache,
         with_cache,
         curve,

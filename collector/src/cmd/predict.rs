@@ -78,6 +78,12 @@ pub struct Args {
     /// each failure lands in the disk's own mirror or parity group.
     #[arg(long, value_name = "I,J", value_delimiter = ',')]
     pub failed: Vec<u32>,
+    /// Linux md rebuilds the failed disks onto replacements while the load runs: its
+    /// recovery I/O shares the members' queues, and md yields to the load as it does (between
+    /// --md-sync-speed-min and --md-sync-speed-max). The numbers are those during the
+    /// rebuild, and the rebuild time the speed it reached. Software arrays only.
+    #[arg(long)]
+    pub rebuilding: bool,
     /// JSON array description (nesting, per-parameter overrides, controller, cache devices);
     /// replaces --layout/--disks/--disk. See docs/model.md.
     #[arg(long, value_name = "FILE")]
@@ -197,6 +203,15 @@ pub struct Args {
     /// the superblock to every member.
     #[arg(long = "md-safe-mode-delay", value_name = "DURATION", value_parser = crate::output::parse_duration)]
     pub md_safe_mode_delay: Option<u64>,
+    /// Linux md RAID 1/5/6/10 with --rebuilding: sync_speed_min in KiB/s, as md's sysfs takes
+    /// it (default 1000, the sysctl dev.raid.speed_limit_min): below it the rebuild never
+    /// yields to other I/O.
+    #[arg(long = "md-sync-speed-min", value_name = "KIB_PER_SEC")]
+    pub md_sync_speed_min: Option<u32>,
+    /// Linux md RAID 1/5/6/10 with --rebuilding: sync_speed_max in KiB/s (default 200000,
+    /// dev.raid.speed_limit_max): above it the rebuild sleeps.
+    #[arg(long = "md-sync-speed-max", value_name = "KIB_PER_SEC")]
+    pub md_sync_speed_max: Option<u32>,
     /// Only the requests from START to END after the trace's first request (`10s..70s`), as
     /// the web app's brushed time window.
     #[arg(long, value_name = "START..END")]
@@ -286,6 +301,7 @@ pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
             controller_cache: false,
             groups: args.groups,
             failed: args.failed.clone(),
+            rebuilding: false,
             controller: ControllerSettings::default(),
             spec_json: None,
         }
@@ -303,6 +319,8 @@ pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
             md_raid10_layout: args.raid10_layout.clone(),
             md_bitmap: args.md_bitmap.clone(),
             md_safe_mode_delay_nanos: args.md_safe_mode_delay,
+            md_sync_speed_min_kib: args.md_sync_speed_min,
+            md_sync_speed_max_kib: args.md_sync_speed_max,
             md_stripe_cost_nanos: args
                 .md_stripe_cost
                 .as_deref()
@@ -316,6 +334,7 @@ pub fn request(args: &Args) -> anyhow::Result<PredictRequest> {
                 .transpose()
                 .context("--md-page-cost")?,
         },
+        rebuilding: args.rebuilding,
         ..layout
     };
     let cache = match &args.cache_size {
@@ -557,12 +576,34 @@ pub fn print_text(out: &mut impl Write, p: &PredictResult) -> std::io::Result<()
                 writeln!(out, "speed-up     {s:.2}× IOPS")?;
             }
         }
-        if let Some(secs) = c.rebuild_secs {
-            writeln!(
-                out,
-                "rebuild      about {} for one member at this load",
-                duration_f64(secs * 1e9)
-            )?;
+        match (&c.without_cache.rebuild, c.rebuild_secs) {
+            (Some(r), secs) => {
+                writeln!(
+                    out,
+                    "rebuild      md rebuilt {}/s of each replacement beside the load ({} in {}; it yielded to the load at {} of its looks, slept above sync_speed_max at {}){}",
+                    bytes(r.bytes_per_sec as u64),
+                    bytes(r.member_bytes),
+                    duration(c.without_cache.elapsed_nanos),
+                    count(r.yields),
+                    count(r.sleeps),
+                    match secs {
+                        Some(secs) => format!(
+                            ": about {} for {} at that speed",
+                            duration_f64(secs * 1e9),
+                            bytes(r.member_capacity_bytes)
+                        ),
+                        None => String::new(),
+                    }
+                )?;
+            }
+            (None, Some(secs)) => {
+                writeln!(
+                    out,
+                    "rebuild      about {} for one member at this load (an estimate; --rebuilding runs md's rebuild beside the load)",
+                    duration_f64(secs * 1e9)
+                )?;
+            }
+            (None, None) => {}
         }
         for (label, curve) in [("curve", &c.curve), ("with cache", &c.curve_with_cache)] {
             if curve.is_empty() {

@@ -13,6 +13,7 @@ mod controller_state;
 mod disk;
 mod md_super;
 mod raid5d;
+mod rebuild;
 mod results;
 
 use std::cmp::Reverse;
@@ -27,6 +28,8 @@ use bitmap::BitmapTiming;
 use disk::{timing_of, Disk, InDisk, Timing, View};
 use md_super::SafeModeTiming;
 use raid5d::MdTiming;
+use rebuild::RebuildTiming;
+pub use rebuild::{RebuildUse, MD_SYNC_WINDOW_BYTES};
 pub use results::{BitmapUse, DiskUse, Latency, RunResult, SuperblockUse, Tier};
 
 /// Host requests in flight beyond which an open-loop replay waits (the array is overloaded;
@@ -71,6 +74,10 @@ enum Kind {
     MdBitmap,
     /// A step of an md superblock update (safe mode) on every member.
     MdSuper,
+    /// A piece of md's recovery of a failed member (`engine/rebuild.rs`).
+    Rebuild {
+        stream: u32,
+    },
 }
 
 struct Req {
@@ -144,6 +151,7 @@ pub struct Engine {
     md: Option<MdTiming>,
     bitmap: Option<BitmapTiming>,
     safe_mode: Option<SafeModeTiming>,
+    rebuild: Option<RebuildTiming>,
 }
 
 const EV_DISK_DONE: u8 = 0;
@@ -156,6 +164,8 @@ const EV_MD_PICK: u8 = 3;
 const EV_MD_BITMAP: u8 = 4;
 /// md's safe-mode timer.
 const EV_MD_SUPER: u8 = 5;
+/// md's sync thread wakes from its sleep above `sync_speed_max`.
+const EV_REBUILD: u8 = 6;
 
 /// The member disks of a software array that md writes its metadata (superblock, bitmap) to:
 /// every disk under `node`, less the failed members of an array over disks.
@@ -290,7 +300,23 @@ impl Engine {
             md,
             bitmap,
             safe_mode,
+            rebuild: None,
         }
+    }
+
+    /// Starts Linux md's recovery of every failed member onto a replacement, beside the load
+    /// (`engine/rebuild.rs`); true when there is one (a software array with a degraded node
+    /// over disks). A hardware controller's array is left degraded: how its firmware paces a
+    /// rebuild is not published.
+    pub fn start_rebuilding(&mut self) -> bool {
+        let Some(md) = self.controller.md.as_ref() else {
+            return false;
+        };
+        let caps = &self.capacities;
+        let cap = |d: u32| caps.get(d as usize).copied().unwrap_or(0);
+        self.rebuild = RebuildTiming::for_layout(&self.layout, md, self.disks.len(), &cap);
+        self.start_rebuild();
+        self.rebuild.is_some()
     }
 
     pub fn now_nanos(&self) -> u64 {
@@ -352,6 +378,7 @@ impl Engine {
 
     /// Runs until nothing is left (all host requests done, cache destaged) and reports.
     pub fn finish(mut self) -> RunResult {
+        self.stop_rebuild();
         // The host-visible window ends with the last counted completion, before the cache has
         // finished destaging.
         while self.host_outstanding > 0 && self.step() {}
@@ -453,7 +480,10 @@ impl Engine {
         let r = &self.reqs[id as usize];
         r.io.write
             && r.io.target == Target::Array
-            && !matches!(r.kind, Kind::MdStripe | Kind::MdBitmap | Kind::MdSuper)
+            && !matches!(
+                r.kind,
+                Kind::MdStripe | Kind::MdBitmap | Kind::MdSuper | Kind::Rebuild { .. }
+            )
     }
 
     /// Passes the controller's ceilings, then expands the request onto the disks.
@@ -613,6 +643,9 @@ impl Engine {
                 self.free_in_disk.push(id);
                 let disk = op.disk as usize;
                 self.disks[disk].in_service -= 1;
+                if let Some(r) = self.rebuild.as_mut() {
+                    r.disk_done(disk, op.len_bytes);
+                }
                 let r = &mut self.reqs[req as usize];
                 r.remaining -= 1;
                 if r.remaining == 0 {
@@ -624,6 +657,7 @@ impl Engine {
             EV_MD_PICK => self.md_pick(),
             EV_MD_BITMAP => self.bitmap_event(id),
             EV_MD_SUPER => self.safe_mode_timer(),
+            EV_REBUILD => self.rebuild_wake(id),
             _ => self.finish_host(id),
         }
         true
@@ -647,6 +681,11 @@ impl Engine {
             Kind::MdStripe => self.md_pass_done(id),
             Kind::MdBitmap => self.bitmap_write_done(id),
             Kind::MdSuper => self.super_write_done(id),
+            Kind::Rebuild { stream } => {
+                let len = u64::from(self.reqs[id as usize].io.len_bytes);
+                self.free_req(id);
+                self.rebuild_piece_done(stream, len);
+            }
             Kind::Prefetch => {
                 if self.ra_inflight == Some(id) {
                     self.ra_inflight = None;

@@ -84,6 +84,10 @@ pub struct RunResult {
     /// an idle period, clean after one), each a write to every member counted in `disks`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md_superblock: Option<SuperblockUse>,
+    /// Linux md's recovery of failed members beside the load, when the run rebuilt
+    /// (`--rebuilding`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebuild: Option<super::RebuildUse>,
 }
 
 /// What md's superblock updates cost during the window.
@@ -149,6 +153,9 @@ impl Engine {
         }
         if let Some(s) = &mut self.safe_mode {
             s.restart_window();
+        }
+        if let Some(r) = &mut self.rebuild {
+            r.restart_window();
         }
     }
 
@@ -249,6 +256,7 @@ impl Engine {
             bottleneck,
             md_bitmap,
             md_superblock,
+            rebuild: self.rebuild.as_ref().map(|r| r.result(elapsed)),
         }
     }
 }
