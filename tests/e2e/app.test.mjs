@@ -742,6 +742,27 @@ test('the array view predicts layouts in the worker, the same numbers as blocksi
     '--group-thread-cnt', '2', '--md-bitmap', 'none'])).configs[0];
   assert.equal(tuned, cliMd.without_cache.iops);
 
+  // md rebuilding a failed disk of the first beside the load: the CLI's --failed 0 --rebuilding.
+  assert.equal(await page.locator('[data-testid=array-rebuilding-0]').count(), 0);
+  await page.locator('[data-testid=array-failed-0]').selectOption('0');
+  await answered(0, 'failed disk 0');
+  await page.locator('[data-testid=array-rebuilding-0]').check();
+  await answered(0, 'failed disk 0 rebuilding');
+  assert.match(page.url(), /raid5\.12\.sas-10k\.65536\.0\.sc:4096\.gt:2\.bm:none\.f:0\.rb:1/);
+  const rebuilding = await iops('iops-0');
+  const cliRebuilding = JSON.parse(run(['predict', '--json', '-q', SAMPLE, '--layout', 'raid5', '--disks', '12',
+    '--disk', 'sas-10k', '--chunk', '65536', '--qd', '16', '--stripe-cache-size', '4096',
+    '--group-thread-cnt', '2', '--md-bitmap', 'none', '--failed', '0', '--rebuilding'])).configs[0];
+  assert.equal(rebuilding, cliRebuilding.without_cache.iops);
+  assert.ok(cliRebuilding.without_cache.rebuild.bytes_per_sec > 0);
+  const rebuildLine = page.locator('[data-testid=array-config-0] [data-testid=rebuild]');
+  assert.equal(Number(await rebuildLine.getAttribute('data-value')), cliRebuilding.rebuild_secs);
+  assert.match(await rebuildLine.innerText(), /md rebuilds .*\/s of each replacement beside this load/);
+  // Disk 0 is the replacement being written, not a failed disk any more.
+  const replacement = page.locator('[data-testid=array-config-0] .disk-bars').first().locator('.disk-bar.replacement');
+  assert.deepEqual(await replacement.locator('.disk-label').allTextContents(), ['0']);
+  assert.match(await replacement.locator('.disk-value').innerText(), /rebuild/);
+
   // Degraded mode on the second (the controller's RAID 10 of pairs): two failed disks, one in
   // each of two pairs, as the CLI's --failed; then RAID 60 in three groups, keeping them.
   const failedOptions = await page.locator('[data-testid=array-failed-1] option').allTextContents();
@@ -797,7 +818,8 @@ test('the array view predicts layouts in the worker, the same numbers as blocksi
   await waitReady(again);
   await again.locator('[data-testid=iops-1]').waitFor({ timeout: 120_000 });
   assert.equal(Number(await again.locator('[data-testid=iops-1]').getAttribute('data-value')), sixty);
-  assert.equal(Number(await again.locator('[data-testid=iops-0]').getAttribute('data-value')), tuned);
+  assert.equal(Number(await again.locator('[data-testid=iops-0]').getAttribute('data-value')), rebuilding);
+  assert.ok(await again.locator('[data-testid=array-rebuilding-0]').isChecked());
   assert.equal(await again.locator('[data-testid=array-controller-1]').inputValue(), 'perc-h730');
   assert.equal(await again.locator('[data-testid=array-groups-1]').inputValue(), '3');
   assert.equal(await again.locator('[data-testid=array-failed-1]').inputValue(), '0-2');

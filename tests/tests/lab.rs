@@ -531,3 +531,123 @@ fn check_known(failures: &[String], prefix: &str) {
         failures.join("\n")
     );
 }
+
+/// md recovering failed members with no other load (`validation/guest/md-rebuild.sh`,
+/// docs/validation.md "md rebuilding"): the members the kernel read during the recovery and
+/// how much, and what it wrote to a replacement, beside `--rebuilding`'s engine on the same
+/// layouts. brd members and spares keep no statistics and are not compared.
+#[test]
+fn md_rebuild_reads_and_writes_what_the_kernel_did() {
+    use analyzer_core::array::md::Raid10Layout;
+    use analyzer_core::array::{
+        ArrayConfig, ControllerModel, DeviceModel, DiskPreset, Level, Node,
+    };
+    let text = std::fs::read_to_string(data_dir().join("lab-rebuild/console.txt"))
+        .expect("lab-rebuild/console.txt");
+    // (run, device) -> (read sectors, write sectors) after less before; run -> component KiB.
+    let mut stat = std::collections::HashMap::new();
+    let mut component = std::collections::HashMap::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f.as_slice() {
+            ["###", which @ ("STAT-BEFORE" | "STAT-AFTER"), run, dev, fields @ ..] => {
+                let n = |i: usize| fields[i].parse::<i64>().expect("stat field");
+                let sign = if *which == "STAT-AFTER" { 1 } else { -1 };
+                let e = stat
+                    .entry((run.to_string(), dev.to_string()))
+                    .or_insert((0, 0));
+                e.0 += sign * n(2);
+                e.1 += sign * n(6);
+            }
+            ["###", run, "component_size_kib", kib, ..] => {
+                component.insert(run.to_string(), kib.parse::<u64>().expect("KiB"));
+            }
+            _ => {}
+        }
+    }
+    let raid10 = |n| Node::md_raid10(Raid10Layout::default(), 64 << 10, 0, n);
+    let cases: [(&str, Node, &[&str], &[usize]); 5] = [
+        (
+            "raid1-2",
+            Node::over_disks(Level::Raid1, 0, 0, 2),
+            &["vda", "vdb"],
+            &[1],
+        ),
+        ("raid10n2-4", raid10(4), &["vda", "vdb", "vdc", "vdd"], &[2]),
+        (
+            "raid5-4",
+            Node::over_disks(Level::Raid5, 64 << 10, 0, 4),
+            &["vda", "vdb", "vdc", "vdd"],
+            &[1],
+        ),
+        (
+            "raid6-5-one",
+            Node::over_disks(Level::Raid6, 64 << 10, 0, 5),
+            &["vda", "vdb", "vdc", "vdd", "ram1"],
+            &[2],
+        ),
+        (
+            "raid6-5-two",
+            Node::over_disks(Level::Raid6, 64 << 10, 0, 5),
+            &["vda", "vdb", "vdc", "vdd", "ram1"],
+            &[1, 3],
+        ),
+    ];
+    let mut compared = 0;
+    for (run, mut layout, members, failed) in cases {
+        let bytes = component[run] * 1024;
+        layout.failed = failed.to_vec();
+        let mut device = DiskPreset::Nvme.model();
+        if let DeviceModel::Ssd(s) = &mut device {
+            s.capacity_bytes = bytes;
+        }
+        let mut cfg = ArrayConfig::new(
+            vec![device; members.len()],
+            layout,
+            ControllerModel::software_without_bitmap(),
+        )
+        .expect("layout");
+        cfg.rebuilding = true;
+        let mut engine = cfg.engine();
+        engine.run_until(3_600_000_000_000);
+        let r = engine.finish();
+        assert!(
+            r.rebuild
+                .as_ref()
+                .is_some_and(|b| b.finished_nanos.is_some()),
+            "{run}: the model's rebuild did not finish"
+        );
+        for (i, dev) in members.iter().enumerate() {
+            let Some(&(read, write)) = stat.get(&(run.to_string(), dev.to_string())) else {
+                continue;
+            };
+            if dev.starts_with("ram") || failed.contains(&i) {
+                continue;
+            }
+            let (kernel, model) = ((read * 512) as f64, r.disks[i].read_bytes as f64);
+            // The kernel's counts include a page or two of md's own reads (superblock).
+            assert!(
+                (kernel - model).abs() <= 0.02 * bytes as f64 + 8192.0,
+                "{run}: {dev} (member {i}) read {kernel} bytes in the kernel, {model} in the model"
+            );
+            assert!(
+                write * 512 < 64 << 10,
+                "{run}: {dev} written {write} sectors"
+            );
+            compared += 1;
+        }
+        // The one replacement with statistics: vde, the second spare of raid6-5-two.
+        if let Some(&(_, write)) = stat.get(&(run.to_string(), "vde".to_string())) {
+            if write > 0 {
+                let model = r.disks[failed[failed.len() - 1]].write_bytes as f64;
+                assert!(
+                    ((write * 512) as f64 - model).abs() <= 0.02 * bytes as f64,
+                    "{run}: replacement written {} bytes in the kernel, {model} in the model",
+                    write * 512
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 12, "only {compared} counts compared");
+}

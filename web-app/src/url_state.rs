@@ -372,6 +372,7 @@ impl UrlState {
                                 f.join("-")
                             }),
                         ),
+                        ("rb", a.rebuilding.then(|| "1".to_owned())),
                     ];
                     for (key, value) in extra {
                         if let Some(v) = value {
@@ -455,7 +456,8 @@ pub fn dm_cache_blocks() -> impl Iterator<Item = u64> {
 /// `raid5.6.sas-10k.65536.0`: level, disks, disk preset, chunk bytes, controller cache; then
 /// optional `key:value` fields: `ctl:` a controller preset, and Linux md's settings, `r10:` the
 /// RAID 10 layout, `sc:` stripe_cache_size, `gt:` group_thread_cnt, `bm:` the bitmap; `g:` the
-/// groups of RAID 50/60 (or a controller's RAID 10), `f:` failed disks (`f:0-6`). A field whose
+/// groups of RAID 50/60 (or a controller's RAID 10), `f:` failed disks (`f:0-6`), `rb:1` md
+/// rebuilding them beside the load. A field whose
 /// value is not one the Array view offers is left out (the layout keeps its default), and groups
 /// or failed disks the layout cannot take are pruned as the editor does.
 fn parse_array(s: &str) -> Option<ArrayParams> {
@@ -470,7 +472,7 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
         .filter(|&c: &u64| (4096..=(16 << 20)).contains(&c))?;
     let controller_cache = it.next()? == "1";
     let mut controller = ControllerSettings::default();
-    let (mut groups, mut failed) = (None, Vec::new());
+    let (mut groups, mut failed, mut rebuilding) = (None, Vec::new(), false);
     for field in it {
         let Some((key, v)) = field.split_once(':') else {
             continue;
@@ -496,6 +498,7 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
                     .filter(|f| f.len() <= 64)
                     .unwrap_or_default()
             }
+            "rb" => rebuilding = v == "1",
             _ => {}
         }
     }
@@ -508,6 +511,7 @@ fn parse_array(s: &str) -> Option<ArrayParams> {
         controller,
         groups,
         failed,
+        rebuilding,
         ..ArrayParams::default()
     };
     // md's settings mean nothing behind a hardware controller, nor on levels without them;
@@ -696,6 +700,7 @@ mod tests {
                     level: "raid10".into(),
                     disks: 8,
                     failed: vec![2],
+                    rebuilding: true,
                     ..ArrayParams::default()
                 },
             ],
@@ -703,27 +708,29 @@ mod tests {
         };
         let hash = s.to_hash();
         assert!(
-            hash.contains("raid60.12.sas-10k.65536.0.g:3.f:0-1-8,raid10.8.sas-10k.65536.0.f:2"),
+            hash.contains(
+                "raid60.12.sas-10k.65536.0.g:3.f:0-1-8,raid10.8.sas-10k.65536.0.f:2.rb:1"
+            ),
             "{hash}"
         );
         assert_eq!(UrlState::from_hash(&hash), s);
         // Groups a level does not take, disks out of range and failures the layout does not
         // survive are pruned as the editor prunes them.
         let junk = UrlState::from_hash(
-            "#arr=raid5.6.nvme.65536.0.g:2.f:0-1,raid5.6.nvme.65536.0.f:9,raid50.12.nvme.65536.0.g:5.f:x,raid0.4.nvme.65536.0.f:1",
+            "#arr=raid5.6.nvme.65536.0.g:2.f:0-1.rb:1,raid5.6.nvme.65536.0.f:9.rb:1,raid50.12.nvme.65536.0.g:5.f:x,raid0.4.nvme.65536.0.f:1",
         );
         let got: Vec<_> = junk
             .arrays
             .iter()
-            .map(|a| (a.groups, a.failed.clone()))
+            .map(|a| (a.groups, a.failed.clone(), a.rebuilding))
             .collect();
         assert_eq!(
             got,
             vec![
-                (None, vec![0]),
-                (None, vec![]),
-                (None, vec![]),
-                (None, vec![])
+                (None, vec![0], true),
+                (None, vec![], false),
+                (None, vec![], false),
+                (None, vec![], false)
             ]
         );
         assert!(junk.arrays.iter().all(|a| a.config().is_ok()));

@@ -407,6 +407,7 @@ impl ArrayParams {
                 ArrayParams {
                     groups: Some(g),
                     failed: Vec::new(),
+                    rebuilding: false,
                     ..self.clone()
                 }
                 .config()
@@ -423,6 +424,7 @@ impl ArrayParams {
     pub fn failure_order(&self) -> Vec<u32> {
         let mut trial = ArrayParams {
             failed: Vec::new(),
+            rebuilding: false,
             ..self.clone()
         };
         if trial.config().is_err() {
@@ -440,7 +442,8 @@ impl ArrayParams {
     /// [`ArrayParams::prune_md_settings`], and the groups and failed disks made valid for the
     /// level, disks and controller: groups the layout cannot take are dropped (its default
     /// applies), and failed disks it does not survive become as many of [`failure_order`]'s
-    /// first as it does. For editors, after any change.
+    /// first as it does; `rebuilding` goes with the last failed disk. For editors, after any
+    /// change.
     ///
     /// [`failure_order`]: ArrayParams::failure_order
     pub fn prune_settings(&mut self) {
@@ -460,6 +463,9 @@ impl ArrayParams {
             order.truncate(k);
             self.failed = order;
         }
+        if self.failed.is_empty() {
+            self.rebuilding = false;
+        }
     }
 
     /// Drops the md settings this layout's controller and level do not take: every one behind a
@@ -471,6 +477,9 @@ impl ArrayParams {
     pub fn prune_md_settings(&mut self) {
         let software = self.software();
         let level = StandardLevel::from_name(&self.level);
+        if !software || !level.is_some_and(StandardLevel::redundant) {
+            self.rebuilding = false;
+        }
         let c = &mut self.controller;
         let parity = level.is_some_and(StandardLevel::parity);
         let redundant = level.is_some_and(StandardLevel::redundant);
@@ -514,9 +523,10 @@ impl ArrayParams {
         if !self.failed.is_empty() {
             let list: Vec<String> = self.failed.iter().map(u32::to_string).collect();
             md.push_str(&format!(
-                ", failed disk{} {}",
+                ", failed disk{} {}{}",
                 if list.len() == 1 { "" } else { "s" },
-                list.join(", ")
+                list.join(", "),
+                if self.rebuilding { " rebuilding" } else { "" }
             ));
         }
         format!(
@@ -2105,6 +2115,28 @@ mod tests {
             b.label(),
             "6 × sas-10k raid5, 64.0 KiB chunk, failed disk 5"
         );
+        // Rebuilding stays with md and failed disks, and goes with either.
+        let mut r = ArrayParams {
+            rebuilding: true,
+            ..b.clone()
+        };
+        r.prune_settings();
+        assert!(r.rebuilding && r.config().is_ok_and(|c| c.rebuilding));
+        assert_eq!(
+            r.label(),
+            "6 × sas-10k raid5, 64.0 KiB chunk, failed disk 5 rebuilding"
+        );
+        r.controller.preset = Some("perc-h730".into());
+        assert!(r.config().is_err(), "a controller's rebuild is refused");
+        r.prune_settings();
+        assert!(!r.rebuilding && r.failed == vec![5]);
+        let mut r = ArrayParams {
+            rebuilding: true,
+            ..b.clone()
+        };
+        r.level = "raid0".into();
+        r.prune_settings();
+        assert!(!r.rebuilding && r.failed.is_empty());
         let c = ArrayParams {
             groups: Some(3),
             failed: vec![0, 4],

@@ -219,12 +219,21 @@ fn failed_select(url: &UrlState, on_url: &Callback<UrlState>, i: usize, a: &Arra
             html! { <option value={value} {selected}>{ text }</option> }
         });
     html! {
+        <>
         <label title="Degraded mode: these disks have failed (--failed); reads of their chunks are rebuilt from the survivors">{ "Failed " }
             <select data-testid={format!("array-failed-{i}")}
                 onchange={edit(url, on_url, i, |a, v| {
                     a.failed = v.split('-').filter_map(|d| d.parse().ok()).collect()
                 })}>{ for options }</select>
         </label>
+        if !a.failed.is_empty() && a.software() {
+            <label title="Linux md rebuilds the failed disks onto replacements while the load runs, yielding to it as md does (--rebuilding): the numbers are those during the rebuild">
+                <input type="checkbox" data-testid={format!("array-rebuilding-{i}")} checked={a.rebuilding}
+                    onchange={edit(url, on_url, i, |a, v| a.rebuilding = v == "1")} />
+                { " rebuilding" }
+            </label>
+        }
+        </>
     }
 }
 
@@ -314,18 +323,25 @@ fn run_cells(r: Option<&RunResult>, testid: String) -> Html {
     }
 }
 
-/// Per-disk utilisation as bars, array disks then cache devices; `failed` array disks say so.
-fn disk_bars(r: &RunResult, tier: &str, failed: &[u32]) -> Html {
+/// Per-disk utilisation as bars, array disks then cache devices; `failed` array disks say so,
+/// or, while md rebuilds them (`rebuilding`), that they are the replacements being written.
+fn disk_bars(r: &RunResult, tier: &str, failed: &[u32], rebuilding: bool) -> Html {
     let bars = r.disks.iter().filter(|d| d.tier.as_str() == tier).map(|d| {
         let w = (d.utilisation.clamp(0.0, 1.0) * 100.0).round();
-        let lost = tier == "array" && failed.contains(&d.index);
+        let lost = tier == "array" && failed.contains(&d.index) && !rebuilding;
+        let replacement = tier == "array" && failed.contains(&d.index) && rebuilding;
         let (title, value) = if lost {
             (format!("{tier} disk {}: failed", d.index), "failed".to_owned())
+        } else if replacement {
+            (
+                format!("{tier} disk {}: the replacement md is rebuilding, {} busy", d.index, pct(d.utilisation)),
+                format!("{} rebuild", pct(d.utilisation)),
+            )
         } else {
             (format!("{tier} disk {}: {} busy, {:.0} IOPS", d.index, pct(d.utilisation), d.iops), pct(d.utilisation))
         };
         html! {
-            <div class={classes!("disk-bar", lost.then_some("failed"))} {title}>
+            <div class={classes!("disk-bar", lost.then_some("failed"), replacement.then_some("replacement"))} {title}>
                 <span class="disk-label">{ format!("{}", d.index) }</span>
                 <span class="bar"><span class={classes!("fill", tier.to_owned())} style={format!("width:{w}%")}></span></span>
                 <span class="disk-value">{ value }</span>
@@ -348,9 +364,15 @@ fn result_block(c: &ConfigPrediction) -> Html {
                 lat(c.without_cache.latency.mean_nanos), duration(c.without_cache.latency.p99_nanos)) }</p>
             <p class="hint" data-testid="bottleneck">{ format!("Bottleneck: {}", c.without_cache.bottleneck) }</p>
             if let Some(r) = c.rebuild_secs {
-                <p class="hint" data-testid="rebuild" data-value={r.to_string()}>{ format!("Rebuild of one disk at this load: about {}", rebuild_time(r)) }</p>
+                <p class="hint" data-testid="rebuild" data-value={r.to_string()}>{
+                    match &c.without_cache.rebuild {
+                        Some(m) => format!("md rebuilds {}/s of each replacement beside this load: about {} for the whole disk",
+                            bytes(m.bytes_per_sec as u64), rebuild_time(r)),
+                        None => format!("Rebuild of one disk at this load: about {} (an estimate)", rebuild_time(r)),
+                    }
+                }</p>
             }
-            { disk_bars(&c.without_cache, "array", &c.params.failed) }
+            { disk_bars(&c.without_cache, "array", &c.params.failed, c.params.rebuilding) }
             if let Some(w) = &c.with_cache {
                 <h4>{ "With the SSD cache" }</h4>
                 <p class="answer-line">{ format!("{:.0} IOPS, mean {}, p99 {}", w.iops,
@@ -358,8 +380,8 @@ fn result_block(c: &ConfigPrediction) -> Html {
                     if let Some(s) = speedup { { format!(" ({s:.2}× IOPS)") } }
                 </p>
                 <p class="hint">{ format!("Bottleneck: {}", w.bottleneck) }</p>
-                { disk_bars(w, "array", &c.params.failed) }
-                { disk_bars(w, "cache", &[]) }
+                { disk_bars(w, "array", &c.params.failed, c.params.rebuilding) }
+                { disk_bars(w, "cache", &[], false) }
             }
         </div>
     }
