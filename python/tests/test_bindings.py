@@ -111,6 +111,8 @@ def test_predict_groups_failed_disks_cache_devices_and_array_files_equal_cli(sam
     assert rebuilding == cli("predict", sample, "--layout", "raid5", "--disks", "6", "--disk", "sas-10k", "--qd", "4",
                              "--failed", "2", "--rebuilding", "--md-sync-speed-min", "5000", "--json")
     assert rebuilding["configs"][0]["without_cache"]["rebuild"]["bytes_per_sec"] > 0
+    with pytest.raises(ValueError, match="nothing rebuilds"):
+        blocksight.predict(sample, layout="raid5", disks=6, disk="sas-10k", failed=[2], md_sync_speed_min=5000)
     # The cache's devices without a cache would change nothing: refused, as on the CLI.
     with pytest.raises(ValueError, match='"cache_disk"'):
         blocksight.predict(sample, layout="raid5", disks=6, disk="nvme", cache_disk="nvme")

@@ -1183,6 +1183,7 @@ fn cli_md_rebuilds_beside_the_load() {
             "controller",
         ),
         (nothing_failed, "nothing to rebuild"),
+        (args(&["--md-sync-speed-max", "5000"]), "--rebuilding"),
     ] {
         let out = run_blocksight(&a);
         assert!(!out.status.success(), "{a:?}");

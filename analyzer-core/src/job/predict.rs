@@ -362,6 +362,14 @@ impl ArrayParams {
             }
             None => {}
         }
+        if !self.rebuilding
+            && (c.md_sync_speed_min_kib.is_some() || c.md_sync_speed_max_kib.is_some())
+        {
+            return Err(JobError::invalid(
+                "md's sync speeds",
+                "they pace a rebuild, and nothing rebuilds: give rebuilding (--rebuilding) too",
+            ));
+        }
         if self.rebuilding {
             if cfg.controller.md.is_none() {
                 return Err(JobError::invalid(

@@ -82,7 +82,7 @@ pub struct Args {
     /// recovery I/O shares the members' queues, and md yields to the load as it does (between
     /// --md-sync-speed-min and --md-sync-speed-max). The numbers are those during the
     /// rebuild, and the rebuild time the speed it reached. Software arrays only.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "md_members")]
     pub rebuilding: bool,
     /// JSON array description (nesting, per-parameter overrides, controller, cache devices);
     /// replaces --layout/--disks/--disk. See docs/model.md.
@@ -206,11 +206,19 @@ pub struct Args {
     /// Linux md RAID 1/5/6/10 with --rebuilding: sync_speed_min in KiB/s, as md's sysfs takes
     /// it (default 1000, the sysctl dev.raid.speed_limit_min): below it the rebuild never
     /// yields to other I/O.
-    #[arg(long = "md-sync-speed-min", value_name = "KIB_PER_SEC")]
+    #[arg(
+        long = "md-sync-speed-min",
+        value_name = "KIB_PER_SEC",
+        requires = "rebuilding"
+    )]
     pub md_sync_speed_min: Option<u32>,
     /// Linux md RAID 1/5/6/10 with --rebuilding: sync_speed_max in KiB/s (default 200000,
     /// dev.raid.speed_limit_max): above it the rebuild sleeps.
-    #[arg(long = "md-sync-speed-max", value_name = "KIB_PER_SEC")]
+    #[arg(
+        long = "md-sync-speed-max",
+        value_name = "KIB_PER_SEC",
+        requires = "rebuilding"
+    )]
     pub md_sync_speed_max: Option<u32>,
     /// Only the requests from START to END after the trace's first request (`10s..70s`), as
     /// the web app's brushed time window.
