@@ -405,7 +405,7 @@ let wasm_bindgen = (function(exports) {
                 return ret;
             },
             __wbindgen_generic_0000000000000001: function(arg0, arg1) {
-                // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 85, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
+                // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 86, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
                 const ret = makeMutClosure(arg0, arg1, wasm_bindgen_b555d23fc0bcf03e___convert__closures_____invoke___wasm_bindgen_b555d23fc0bcf03e___JsValue__core_ee2a015990f71d14___result__Result_____wasm_bindgen_b555d23fc0bcf03e___JsError___true_);
                 return ret;
             },

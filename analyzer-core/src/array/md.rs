@@ -136,6 +136,11 @@ pub struct MdConfig {
     /// superblock update on every member ([`crate::array::md_super`]).
     #[serde(default = "default_safe_mode_delay")]
     pub safe_mode_delay_nanos: u64,
+    /// RAID 5/6: failed members (indices), the array running degraded: their pages are never
+    /// read or written; a read of one reconstructs it from its stripe's other pages, and a
+    /// write prices the method that would need one as impossible (md's `2 × disks`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<u32>,
 }
 
 fn default_safe_mode_delay() -> u64 {
@@ -251,6 +256,7 @@ impl MdConfig {
             group_thread_cnt: 0,
             raid10: Raid10Layout::default(),
             safe_mode_delay_nanos: SAFE_MODE_DELAY_NANOS,
+            failed: Vec::new(),
         }
     }
 
@@ -288,6 +294,22 @@ impl MdConfig {
                 stripe_cache_size: self.stripe_cache_size,
             });
         }
+        let tolerated = match self.level {
+            MdLevel::Raid5 | MdLevel::Raid6 => self.level.parity() as usize,
+            _ => 0,
+        };
+        let mut failed = self.failed.clone();
+        failed.sort_unstable();
+        failed.dedup();
+        if failed.len() != self.failed.len()
+            || failed.len() > tolerated
+            || failed.iter().any(|&f| f >= self.members.min(64))
+        {
+            return Err(MdConfigError::Failed {
+                level: self.level,
+                failed: self.failed.clone(),
+            });
+        }
         Ok(())
     }
 }
@@ -317,6 +339,8 @@ pub enum MdConfigError {
         layout.far
     )]
     Raid10Layout { layout: Raid10Layout },
+    #[error("{level:?} with failed members {failed:?}: the model runs RAID 5 with one and RAID 6 with up to two distinct failed members among the first 64")]
+    Failed { level: MdLevel, failed: Vec<u32> },
 }
 
 /// What md sent one member.
@@ -365,7 +389,8 @@ pub struct MdResult {
 
 #[derive(Clone, Copy, Default)]
 struct Head {
-    /// Pages up to date, one bit per member (≤ 64 members tracked; wider arrays never cache).
+    /// Pages up to date, one bit per member (≤ 64 members tracked; wider arrays never cache;
+    /// a failed member's page once computed or written in the cache).
     uptodate: u64,
     /// Data pages with a pending write, one bit per member.
     pending: u64,
@@ -377,6 +402,8 @@ struct Head {
 /// The streaming md model.
 pub struct MdModel {
     config: MdConfig,
+    /// The failed members' bits (degraded RAID 5/6).
+    failed: u64,
     data_disks: u64,
     chunk_pages: u64,
     heads: IntMap<u64, Head>,
@@ -430,6 +457,7 @@ impl MdModel {
             MdLevel::Raid5 | MdLevel::Raid6 => u64::from(config.members - config.level.parity()),
         };
         Ok(MdModel {
+            failed: config.failed.iter().fold(0, |m, &f| m | 1u64 << (f % 64)),
             data_disks,
             chunk_pages: config.chunk_bytes / STRIPE_PAGE_BYTES,
             heads: IntMap::default(),
@@ -691,7 +719,11 @@ impl MdModel {
                 let piece = ((c + 1) * chunk).min(end) - off;
                 let row = c / dd;
                 let m = self.data_member(row, c % dd);
-                self.read(m as usize, row * chunk + off % chunk, piece);
+                if self.failed & 1u64 << (m % 64) != 0 {
+                    self.reconstruct_read(row, off % chunk, piece);
+                } else {
+                    self.read(m as usize, row * chunk + off % chunk, piece);
+                }
                 off += piece;
             }
             self.handle_due();
@@ -741,6 +773,53 @@ impl MdModel {
             }
         }
         self.handle_due();
+    }
+
+    /// A read of a failed member's pages (degraded RAID 5/6): md reads each page's stripe
+    /// through its stripe head, every surviving page of the stripe not already cached, and
+    /// computes the lost one; the head keeps them all.
+    fn reconstruct_read(&mut self, row: u64, in_chunk: u64, bytes: u64) {
+        let first = in_chunk / STRIPE_PAGE_BYTES;
+        let last = (in_chunk + bytes - 1) / STRIPE_PAGE_BYTES;
+        let all = self.all_mask();
+        for page in first..=last {
+            let key = row * self.chunk_pages + page;
+            self.clock += 1;
+            let clock = self.clock;
+            let h = self.heads.get(&key).copied().unwrap_or_default();
+            let reads = all & !self.failed & !h.uptodate;
+            let member_off = row * self.config.chunk_bytes + page * STRIPE_PAGE_BYTES;
+            for m in 0..self.config.members as usize {
+                if reads & 1u64 << (m % 64) != 0 {
+                    self.read(m, member_off, STRIPE_PAGE_BYTES);
+                }
+            }
+            let h = self.heads.entry(key).or_default();
+            if h.pending == 0 && h.last_use != 0 {
+                self.lru.remove(&h.last_use);
+            }
+            h.uptodate |= all;
+            h.last_use = clock;
+            if h.pending == 0 {
+                self.lru.insert(clock, key);
+            }
+        }
+    }
+
+    /// Every member's bit (the first 64).
+    fn all_mask(&self) -> u64 {
+        if self.config.members >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.config.members) - 1
+        }
+    }
+
+    /// A method's cost in reads as md prices it (`handle_stripe_dirtying`): one per page to
+    /// read, and `2 × disks` for a failed member's page, which cannot be read.
+    fn method_cost(&self, needed: u64) -> u32 {
+        let unreadable = (needed & self.failed).count_ones();
+        (needed & !self.failed).count_ones() + unreadable * 2 * self.config.members
     }
 
     fn full_mask(&self, row: u64) -> u64 {
@@ -801,8 +880,12 @@ impl MdModel {
         if written == data {
             return 0;
         }
-        let rmw = ((written | parity_mask) & !h.uptodate).count_ones();
-        let rcw = ((data & !written) & !h.uptodate).count_ones();
+        let rmw = self.method_cost((written | parity_mask) & !h.uptodate);
+        let rcw = self.method_cost((data & !written) & !h.uptodate);
+        if rmw.min(rcw) >= 2 * self.config.members {
+            // Both need a lost page: md reads every surviving page and computes it.
+            return (self.all_mask() & !self.failed & !h.uptodate).count_ones();
+        }
         rmw.min(rcw)
     }
 
@@ -826,20 +909,26 @@ impl MdModel {
         let rmw_set = (written | parity_mask) & not_up;
         // rcw: the data pages not being written, where not up to date.
         let rcw_set = (data & !written) & not_up;
-        let (rmw, rcw) = (rmw_set.count_ones(), rcw_set.count_ones());
+        let (rmw, rcw) = (self.method_cost(rmw_set), self.method_cost(rcw_set));
         // md's handle_stripe_dirtying: it reads for rmw only when rmw needs strictly fewer
         // (and some) reads, for rcw only when rcw needs some reads and no more than rmw; when
-        // either method needs none, it writes at once by that method (rcw first).
+        // either method needs none, it writes at once by that method (rcw first). A method
+        // needing a failed member's page costs `2 × disks`; when both do (RAID 6 with two
+        // failed), md reads every surviving page and computes the lost ones first.
         let use_rmw = written != data && rcw > 0 && (rmw == 0 || rmw < rcw);
+        let impossible = 2 * self.config.members;
         let reads = if written == data {
             self.full += 1;
             0
+        } else if rmw.min(rcw) >= impossible {
+            self.rcw += 1;
+            self.all_mask() & !self.failed & not_up
         } else if use_rmw {
             self.rmw += 1;
-            rmw_set
+            rmw_set & !self.failed
         } else {
             self.rcw += 1;
-            rcw_set
+            rcw_set & !self.failed
         };
         let saved_from = if use_rmw {
             written | parity_mask
@@ -859,7 +948,7 @@ impl MdModel {
         }
         for m in 0..self.config.members as usize {
             let bit = 1u64 << (m % 64);
-            if (written | parity_mask) & bit != 0 {
+            if (written | parity_mask) & !self.failed & bit != 0 {
                 self.write(m, member_off, STRIPE_PAGE_BYTES);
             }
         }
@@ -1012,6 +1101,66 @@ mod tests {
         let c = MdConfig::new(MdLevel::Raid0, 4, 64 * KIB);
         let r = simulate_md(&c, [at(0, Some(1)), at(900, Some(1))]).unwrap();
         assert_eq!((r.superblock_updates, r.total.write_bios), (0, 2));
+    }
+
+    /// Degraded RAID 5/6 (md's `handle_stripe_dirtying` and `need_this_block`): a failed
+    /// member's page is never read or written; reading it reads the stripe's other pages
+    /// into the head, writing it takes reconstruct-write, and a method that would need it is
+    /// priced out.
+    #[test]
+    fn degraded_stripes_reconstruct_the_lost_page_and_never_touch_it() {
+        // RAID 5 of 4, row 0: data on members 0, 1, 2, parity on 3.
+        let degraded = |failed: Vec<u32>| MdConfig {
+            failed,
+            ..MdConfig::new(MdLevel::Raid5, 4, 64 * KIB)
+        };
+        let per = |r: &MdResult| -> Vec<(u64, u64)> {
+            r.members
+                .iter()
+                .map(|m| (m.read_bios, m.write_bios))
+                .collect()
+        };
+        let read = |offset_bytes: u64| IoEvent {
+            op: Op::Read,
+            ..w(offset_bytes, 4096)
+        };
+        let c = degraded(vec![1]);
+        // A read of the lost page reads the three others once; again, and then a write
+        // beside it, find them cached.
+        let r = run(&c, &[read(64 * KIB), read(64 * KIB), w(0, 4096)]);
+        assert_eq!(per(&r), vec![(1, 1), (0, 0), (1, 0), (1, 1)]);
+        // Writing the lost page: rmw would need its old data, so rcw reads the other data
+        // pages and writes the parity alone.
+        let r = run(&c, &[w(64 * KIB, 4096)]);
+        assert_eq!(per(&r), vec![(1, 0), (0, 0), (1, 0), (0, 1)]);
+        assert_eq!(r.rcw_stripes, 1);
+        // Writing a surviving page: rcw would need the lost page, so rmw (old data, parity).
+        let r = run(&c, &[w(0, 4096)]);
+        assert_eq!(per(&r), vec![(1, 1), (0, 0), (0, 0), (1, 1)]);
+        assert_eq!(r.rmw_stripes, 1);
+        // The parity member lost: rcw, and no parity write.
+        let r = run(&degraded(vec![3]), &[w(0, 4096)]);
+        assert_eq!(per(&r), vec![(0, 1), (1, 0), (1, 0), (0, 0)]);
+        // A full stripe reads nothing and writes the surviving pages.
+        let r = run(&c, &[w(0, 192 * 1024)]);
+        assert_eq!(r.total.read_bios, 0);
+        assert_eq!(r.members[1].write_bios, 0);
+        // RAID 6 of 5 with data member 2 and P (member 4) lost, row 0 (Q on 0, data on 1,
+        // 2, 3): a write to member 1 can go neither way, so md reads every surviving page
+        // first and writes the data and Q.
+        let c6 = MdConfig {
+            failed: vec![2, 4],
+            ..MdConfig::new(MdLevel::Raid6, 5, 64 * KIB)
+        };
+        let r = run(&c6, &[w(0, 4096)]);
+        assert_eq!(per(&r), vec![(1, 1), (1, 1), (0, 0), (1, 0), (0, 0)]);
+        // More failed members than the level survives, or one twice, are refused.
+        for failed in [vec![0, 1], vec![1, 1], vec![4]] {
+            assert!(matches!(
+                degraded(failed).validate(),
+                Err(MdConfigError::Failed { .. })
+            ));
+        }
     }
 
     #[test]

@@ -52,18 +52,16 @@ pub(super) struct MdTiming {
 }
 
 impl MdTiming {
-    /// md's model for a flat, healthy RAID 5/6 over disks; `None` for anything md's RAID 5/6
-    /// code would not run as modelled (nested nodes, degraded arrays, chunks that are not
-    /// whole pages), which keeps the layout's generic rule.
+    /// md's model for a flat RAID 5/6 over disks, healthy or degraded (its failed members'
+    /// pages are reconstructed, never read or written); `None` for anything md's RAID 5/6
+    /// code would not run as modelled (nested nodes, chunks that are not whole pages), which
+    /// keeps the layout's generic rule.
     pub(super) fn for_layout(node: &Node, settings: &MdSettings) -> Option<MdTiming> {
         let level = match node.level {
             Level::Raid5 => MdLevel::Raid5,
             Level::Raid6 => MdLevel::Raid6,
             _ => return None,
         };
-        if !node.failed.is_empty() {
-            return None;
-        }
         let disk_of: Vec<u32> = node
             .members
             .iter()
@@ -75,6 +73,7 @@ impl MdTiming {
         let mut config = MdConfig::new(level, disk_of.len() as u32, node.chunk_bytes);
         config.stripe_cache_size = settings.stripe_cache_size;
         config.group_thread_cnt = settings.group_thread_cnt;
+        config.failed = node.failed.iter().map(|&f| f as u32).collect();
         let mut model = MdModel::new(&config).ok()?;
         model.record_ops();
         model.defer_handling();
